@@ -1,0 +1,46 @@
+# Engram: `make run` serves a demo on 127.0.0.1:8000, `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+DEV_ENV := ENGRAM_DEBUG=1
+
+.PHONY: run test lint stop db-start db-status migrate serve-dev worker bench clean-venv
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+db-start: $(STAMP)
+	$(PY) -m config.embedded_postgres start
+
+db-status: $(STAMP)
+	$(PY) -m config.embedded_postgres status
+
+stop: $(STAMP)
+	$(PY) -m config.embedded_postgres stop
+
+migrate: db-start
+	$(DEV_ENV) $(PY) manage.py migrate --no-input
+
+run: migrate
+	$(DEV_ENV) $(PY) manage.py setup_demo
+	@echo "Starting the worker and the server on http://127.0.0.1:8000 (Ctrl-C stops both)."
+	@$(DEV_ENV) $(PY) manage.py db_worker --queue-name '*' & worker=$$!; \
+	trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
+	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:8000 --noreload
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	DJANGO_SETTINGS_MODULE=config.test_settings $(PY) manage.py makemigrations --check --dry-run
+	$(PY) -m pytest

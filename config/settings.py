@@ -1,0 +1,191 @@
+"""Engram settings, driven by the environment (see the configuration table in README.md)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.database_url import database_settings_from_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("ENGRAM_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_flag(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+DEBUG = env_flag("ENGRAM_DEBUG")
+
+
+def _development_file(name: str, make_content) -> Path:
+    """A file under var/ that development creates once (a secret key, a master key) and then reuses."""
+    path = VAR_DIR / name
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(make_content())
+        path.chmod(0o600)
+    return path
+
+
+SECRET_KEY = os.environ.get("ENGRAM_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("ENGRAM_SECRET_KEY must be set when ENGRAM_DEBUG is off.")
+    SECRET_KEY = _development_file("dev-secret-key", lambda: secrets.token_urlsafe(50)).read_text().strip()
+
+# The keyring of key-encryption keys (see tenants/keyring.py). Never stored in the database.
+ENGRAM_MASTER_KEY = os.environ.get("ENGRAM_MASTER_KEY", "")
+ENGRAM_MASTER_KEY_FILE = os.environ.get("ENGRAM_MASTER_KEY_FILE", "")
+ENGRAM_DEV_MASTER_KEY_FILE = VAR_DIR / "dev-master.key"
+if not ENGRAM_MASTER_KEY and not ENGRAM_MASTER_KEY_FILE:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "No key-encryption key configured: set ENGRAM_MASTER_KEY or ENGRAM_MASTER_KEY_FILE "
+            "(see docs/operations.md). Only development (ENGRAM_DEBUG=1) generates one under var/."
+        )
+    ENGRAM_MASTER_KEY_FILE = str(ENGRAM_DEV_MASTER_KEY_FILE)
+ENGRAM_DEFAULT_KEY_ID = os.environ.get("ENGRAM_DEFAULT_KEY_ID", "")
+
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ENGRAM_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("ENGRAM_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "django_htmx",
+    "template_partials",
+    "django_tasks",
+    "django_tasks_db",
+    "tenants",
+    "memory",
+    "console",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "config.request_limits.RequestBodyLimitMiddleware",
+    "config.scope_reset.ResetScopeMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+if DATABASE_URL:
+    _database = database_settings_from_url(DATABASE_URL)
+    ENGRAM_EMBEDDED_DATABASE = False
+else:
+    from config import embedded_postgres
+
+    _server = embedded_postgres.ensure_running()
+    _database = {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": embedded_postgres.APP_DATABASE,
+        "USER": embedded_postgres.APP_ROLE,
+        "PASSWORD": "",
+        "HOST": _server.socket_dir,
+        "PORT": str(_server.port),
+        "OPTIONS": {},
+    }
+    ENGRAM_EMBEDDED_DATABASE = True
+# Every request runs in one transaction: the row-level-security scope is set inside it with
+# set_config(..., is_local => true), so it can never outlive the request on a pooled connection.
+_database["ATOMIC_REQUESTS"] = True
+_database["CONN_MAX_AGE"] = int(os.environ.get("ENGRAM_DB_CONN_MAX_AGE", "60"))
+_database["CONN_HEALTH_CHECKS"] = True
+DATABASES = {"default": _database}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+
+LOGIN_URL = "/console/login/"
+SESSION_COOKIE_AGE = int(os.environ.get("ENGRAM_SESSION_SECONDS", str(8 * 3600)))
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+
+# Request bodies above this are refused with 413 (config/request_limits.py); a route may allow more.
+ENGRAM_MAX_REQUEST_BYTES = 256 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["tenants.authentication.HasApiKeyScope"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.LimitOffsetPage",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Engram API",
+    "DESCRIPTION": "Per-customer long-term memory for AI agents.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+}
+
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("ENGRAM_LOG_LEVEL", "INFO")},
+    "loggers": {"pgserver": {"level": "WARNING"}},
+}

@@ -1,0 +1,16 @@
+"""Settings for the test suite: the real settings with fixed test secrets and a two-key test keyring."""
+
+import os
+
+os.environ.setdefault("ENGRAM_SECRET_KEY", "test-only-secret-key-not-for-production-0123456789")
+# Two key-encryption keys, so tests can create spaces under a customer-managed key id.
+os.environ.setdefault(
+    "ENGRAM_MASTER_KEY",
+    "default=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=,customer-acme=ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=",
+)
+os.environ.setdefault("ENGRAM_DEFAULT_KEY_ID", "default")
+
+from config.settings import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}

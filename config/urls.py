@@ -1,0 +1,20 @@
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from config.error_pages import api_not_found
+from config.health import healthz
+
+api_v1 = [
+    path("", include("tenants.urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+]
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("api/v1/", include(api_v1)),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    re_path(r"^api/", api_not_found),
+]
+
+handler404 = "config.error_pages.not_found"
+handler500 = "config.error_pages.server_error"

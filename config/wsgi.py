@@ -1,0 +1,13 @@
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+application = get_wsgi_application()
+
+# Refuse to serve when the database role would bypass row-level security (see tenants/checks.py).
+from tenants.checks import database_role_problem  # noqa: E402
+
+_problem = database_role_problem()
+if _problem:
+    raise RuntimeError(_problem)

@@ -1,0 +1,126 @@
+"""Sessions, messages, derived memories and the record of each processed turn.
+
+All text a customer wrote, and everything derived from it, is an ``EncryptedTextField`` under the
+space's key. Lookups that need equality on such text (message replay, topic match) use keyed
+digests (HMAC under the space key), never plaintext or a bare hash.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from pgvector.django import VectorField
+
+from tenants.encrypted_fields import EncryptedTextField
+from tenants.models import Space, Tenant
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class Session(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="sessions")
+    # The caller's session id, or one derived from the space and the first message.
+    external_id = models.CharField(max_length=128)
+    channel = models.CharField(max_length=64, blank=True, default="")
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["space", "external_id"], name="session_external_id_per_space")]
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        CUSTOMER = "customer"
+        AGENT = "agent"
+        SYSTEM = "system"
+        TOOL = "tool"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="messages")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    # Content address: HMAC(space key, session, role, content) or of the caller's message id.
+    digest = models.CharField(max_length=64)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    # Null once the turn is processed when the space does not keep transcripts.
+    content = EncryptedTextField(null=True, blank=True)
+    sent_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["space", "digest"], name="message_digest_per_space")]
+        indexes = [models.Index(fields=["session", "sent_at"])]
+
+
+class Memory(models.Model):
+    class Kind(models.TextChoices):
+        FACT = "fact"
+        TOPIC = "topic"
+        EVENT = "event"
+        INSTRUCTION = "instruction"
+        TASK = "task"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memories")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    content = EncryptedTextField()
+    topic = EncryptedTextField(null=True, blank=True)
+    # HMAC of the normalised topic key under the space key: exact topic matches without plaintext.
+    topic_digest = models.CharField(max_length=64, blank=True, default="")
+    # Blind keyword index: HMACs of normalised tokens under the space key (recall, issue 4).
+    keyword_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    importance = models.FloatField()
+    mention_count = models.PositiveIntegerField(default=1)
+    source_session = models.ForeignKey(Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    source_message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
+    )
+    # Tasks belong to the session they were given in.
+    task_session = models.ForeignKey(Session, on_delete=models.CASCADE, null=True, blank=True, related_name="tasks")
+    event_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["space", "kind"], name="memory_space_kind"),
+            models.Index(fields=["space", "topic_digest"], name="memory_space_topic"),
+        ]
+
+
+class Turn(models.Model):
+    """One customer message (or transcript) through the pipeline: its status and what it wrote."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        PROCESSING = "processing"
+        DONE = "done"
+        FAILED = "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="turns")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="turns", null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    created_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    merged_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    superseded_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    # JSON list of {"content", "reason"}, encrypted: rejected text is customer text too.
+    rejected = EncryptedTextField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["space", "created_at"]), models.Index(fields=["status", "next_attempt_at"])]

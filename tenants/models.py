@@ -1,0 +1,110 @@
+"""Tenants, their end-user and shared spaces, the spaces' wrapped data keys, API keys and memberships.
+
+Every table here except ``Tenant`` carries ``tenant_id`` and is isolated by row-level security
+(migrations call ``tenants.rls``); ``Tenant`` itself is visible only to its own scope.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.core.validators import RegexValidator
+from django.db import models
+
+EXTERNAL_ID_PATTERN = r"^[A-Za-z0-9._:@-]{1,128}$"
+external_id_validator = RegexValidator(
+    EXTERNAL_ID_PATTERN,
+    message="Use 1 to 128 characters from A-Z, a-z, 0-9 and . _ : @ -",
+    code="invalid_external_id",
+)
+
+
+class Tenant(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    # Tenant-wide defaults for the per-space settings (tenants/space_settings.py validates them).
+    default_space_settings = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.slug
+
+
+class Space(models.Model):
+    class Kind(models.TextChoices):
+        END_USER = "end_user", "End user"
+        SHARED = "shared", "Shared by agents"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="spaces")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.END_USER)
+    external_id = models.CharField(max_length=128, validators=[external_id_validator])
+    display_name = models.CharField(max_length=200, blank=True, default="")
+    # Overrides of the tenant defaults; only keys that differ are stored.
+    settings = models.JSONField(default=dict, blank=True)
+    # The key-encryption key that wraps this space's data key. Fixed at creation.
+    key_id = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "external_id"], name="space_external_id_per_tenant")]
+        indexes = [models.Index(fields=["tenant", "created_at"])]
+
+    def __str__(self):
+        return self.external_id
+
+
+class SpaceKey(models.Model):
+    """A space's 256-bit data key, stored only wrapped (AES-GCM) by a key-encryption key outside the database."""
+
+    space = models.OneToOneField(Space, on_delete=models.CASCADE, primary_key=True, related_name="data_key")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    kek_id = models.CharField(max_length=64)
+    kek_version = models.PositiveIntegerField()
+    wrapped_key = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    rotated_at = models.DateTimeField(null=True, blank=True)
+
+
+class ApiKey(models.Model):
+    class Scope(models.TextChoices):
+        TURNS = "turns", "Turn loop (agents)"
+        ADMIN = "admin", "Management"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    # The visible, non-secret part of the key ("eng_<prefix>_<secret>"); used to find the row.
+    prefix = models.CharField(max_length=16, unique=True)
+    secret_hash = models.CharField(max_length=64)
+    scopes = ArrayField(models.CharField(max_length=16, choices=Scope.choices))
+    # The agent this key speaks for in shared spaces (optional).
+    agent = models.CharField(max_length=100, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.name} (eng_{self.prefix}_…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OPERATOR = "operator", "Operator"
+        SUPPORT = "support", "Support"
+        ADMIN = "admin", "Admin"
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="one_membership_per_tenant")]

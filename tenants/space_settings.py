@@ -1,0 +1,103 @@
+"""Per-space settings with tenant-wide defaults: names, ranges and the effective value for a space.
+
+The defaults of the three distances are placeholders until the evaluation issue calibrates them
+on labelled data (docs/quality.md will say which operating point was chosen and why).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+STRATEGIES = ("vector", "keyword", "topic", "messages")
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    name: str
+    kind: type
+    default: Any
+    minimum: float | None = None
+    maximum: float | None = None
+    help: str = ""
+
+    def clean(self, value):
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise ValidationError({self.name: ["Must be true or false."]})
+            return value
+        if self.kind is dict:
+            return _clean_weights(self.name, value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValidationError({self.name: [f"Must be a number between {self.minimum} and {self.maximum}."]})
+        if self.kind is int and (isinstance(value, float) and not value.is_integer()):
+            raise ValidationError({self.name: ["Must be a whole number."]})
+        value = self.kind(value)
+        if not (self.minimum <= value <= self.maximum):
+            raise ValidationError({self.name: [f"Must be between {self.minimum} and {self.maximum}."]})
+        return value
+
+
+def _clean_weights(name: str, value) -> dict:
+    if not isinstance(value, dict):
+        raise ValidationError({name: [f"Must be an object with weights for {', '.join(STRATEGIES)}."]})
+    cleaned = {}
+    for strategy, weight in value.items():
+        if strategy not in STRATEGIES:
+            raise ValidationError({name: [f"Unknown strategy {strategy!r}; use {', '.join(STRATEGIES)}."]})
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 5:
+            raise ValidationError({name: [f"The weight of {strategy} must be a number between 0 and 5."]})
+        cleaned[strategy] = float(weight)
+    return cleaned
+
+
+SETTINGS = {
+    s.name: s
+    for s in [
+        Setting("dedup_distance", float, 0.08, 0.0, 1.0, "Cosine distance under which two facts of one kind merge."),
+        Setting("recall_distance", float, 0.16, 0.0, 1.0, "Cosine distance a memory must be under to be recalled."),
+        Setting("forget_floor", float, 0.12, 0.0, 1.0, "Cosine distance a memory must be under to be forgotten."),
+        Setting("max_deletions_per_request", int, 3, 1, 10, "Most memories one forget request may delete."),
+        Setting("recall_limit", int, 8, 1, 50, "Most memories returned by recall."),
+        Setting("hybrid", bool, True, help="Fuse keyword and topic matches with vector similarity."),
+        Setting(
+            "strategy_weights",
+            dict,
+            {"vector": 1.0, "keyword": 1.0, "topic": 1.0, "messages": 0.5},
+            help="Weight of each recall strategy in rank fusion.",
+        ),
+        Setting("prompt_token_budget", int, 600, 50, 8000, "Most tokens in the prompt block."),
+        Setting("keep_transcripts", bool, False, help="Keep raw message text for transcript recall."),
+    ]
+}
+
+
+def clean_overrides(overrides) -> dict:
+    """Validate a partial settings object; a bad value is a ValidationError naming the field."""
+    if not isinstance(overrides, dict):
+        raise ValidationError({"settings": ["Must be an object."]})
+    cleaned = {}
+    for name, value in overrides.items():
+        setting = SETTINGS.get(name)
+        if setting is None:
+            raise ValidationError({name: [f"Unknown setting; known settings: {', '.join(SETTINGS)}."]})
+        cleaned[name] = setting.clean(value)
+    return cleaned
+
+
+def defaults() -> dict:
+    return {name: setting.default for name, setting in SETTINGS.items()}
+
+
+def effective_settings(space) -> dict:
+    """Built-in defaults, overridden by the tenant's defaults, overridden by the space's own settings."""
+    merged = defaults()
+    for layer in (space.tenant.default_space_settings, space.settings):
+        for name, value in (layer or {}).items():
+            if name == "strategy_weights":
+                merged[name] = {**merged[name], **value}
+            elif name in merged:
+                merged[name] = value
+    return merged

@@ -1,0 +1,99 @@
+"""Fixtures: two tenants (Alice's and Bob's companies), their spaces and keys, and an outsider.
+
+Everything runs against the real PostgreSQL (the embedded server unless DATABASE_URL is set) as
+the application role, so row-level security is in force in every test.
+"""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from tenants import scope, spaces
+from tenants.api_keys import issue_api_key
+from tenants.tenant_admin import create_tenant
+
+
+@pytest.fixture
+def tenant_a(db):
+    return create_tenant(name="Alice Logistics", slug="alice")
+
+
+@pytest.fixture
+def tenant_b(db):
+    return create_tenant(name="Bob Bakery", slug="bob")
+
+
+def make_space(tenant, external_id, **kwargs):
+    with scope.tenant_scope(tenant):
+        return spaces.create_space(tenant=tenant, external_id=external_id, **kwargs)
+
+
+@pytest.fixture
+def space_a(tenant_a):
+    return make_space(tenant_a, "customer-1", display_name="Customer one")
+
+
+@pytest.fixture
+def space_a2(tenant_a):
+    return make_space(tenant_a, "customer-2")
+
+
+@pytest.fixture
+def space_b(tenant_b):
+    return make_space(tenant_b, "customer-1", display_name="Bob's customer")
+
+
+def api_client(secret: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    return client
+
+
+@pytest.fixture
+def key_a(tenant_a):
+    return issue_api_key(tenant=tenant_a, name="alice admin", scopes=["turns", "admin"])
+
+
+@pytest.fixture
+def key_b(tenant_b):
+    return issue_api_key(tenant=tenant_b, name="bob admin", scopes=["turns", "admin"])
+
+
+@pytest.fixture
+def client_a(key_a):
+    return api_client(key_a.secret)
+
+
+@pytest.fixture
+def client_b(key_b):
+    return api_client(key_b.secret)
+
+
+@pytest.fixture
+def outsider():
+    """Charlie: no key at all."""
+    return APIClient()
+
+
+@pytest.fixture
+def superuser_conninfo(settings) -> str:
+    """A psycopg connection string for a database superuser on the test database.
+
+    The embedded server's superuser, or ENGRAM_TEST_SUPERUSER_URL's role when DATABASE_URL is set.
+    """
+    import os
+
+    from django.db import connection
+
+    from config import embedded_postgres
+
+    db = connection.settings_dict
+    if settings.ENGRAM_EMBEDDED_DATABASE:
+        return f"host={db['HOST']} port={db['PORT']} user={embedded_postgres.SUPERUSER} dbname={db['NAME']}"
+    url = os.environ.get("ENGRAM_TEST_SUPERUSER_URL")
+    if not url:
+        raise RuntimeError("With DATABASE_URL, set ENGRAM_TEST_SUPERUSER_URL for the tests that inspect as superuser.")
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    return make_conninfo(**{**conninfo_to_dict(url), "dbname": db["NAME"]})
