@@ -189,3 +189,21 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("ENGRAM_LOG_LEVEL", "INFO")},
     "loggers": {"pgserver": {"level": "WARNING"}},
 }
+
+# Models. Extraction and forget judgement use the deterministic offline engine until a chat model
+# is configured; embeddings use the bundled local model unless ENGRAM_EMBEDDING_ENGINE=openai.
+OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
+ENGRAM_LLM_MODEL = os.environ.get("ENGRAM_LLM_MODEL", "gpt-4o-mini")
+ENGRAM_EXTRACTION_ENGINE = os.environ.get(
+    "ENGRAM_EXTRACTION_ENGINE", "openai" if (OPENAI_API_KEY or OPENAI_BASE_URL) else "offline"
+)
+ENGRAM_EMBEDDING_ENGINE = os.environ.get("ENGRAM_EMBEDDING_ENGINE", "local")
+ENGRAM_EMBEDDING_BASE_URL = os.environ.get("ENGRAM_EMBEDDING_BASE_URL", OPENAI_BASE_URL)
+ENGRAM_EMBEDDING_API_KEY = os.environ.get("ENGRAM_EMBEDDING_API_KEY", OPENAI_API_KEY)
+ENGRAM_EMBEDDING_MODEL = os.environ.get("ENGRAM_EMBEDDING_MODEL", "multilingual-e5-small")
+ENGRAM_MODEL_TIMEOUT_SECONDS = float(os.environ.get("ENGRAM_MODEL_TIMEOUT_SECONDS", "30"))
+ENGRAM_MODEL_MAX_RETRIES = int(os.environ.get("ENGRAM_MODEL_MAX_RETRIES", "2"))
+# A turn whose model or embedding call fails is retried with exponential backoff, this many times.
+ENGRAM_TURN_MAX_ATTEMPTS = int(os.environ.get("ENGRAM_TURN_MAX_ATTEMPTS", "6"))
+ENGRAM_TURN_RETRY_BASE_SECONDS = float(os.environ.get("ENGRAM_TURN_RETRY_BASE_SECONDS", "5"))

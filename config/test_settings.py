@@ -13,4 +13,5 @@ os.environ.setdefault("ENGRAM_DEFAULT_KEY_ID", "default")
 from config.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+# Tests run turns explicitly (or with ?wait=true); the dummy backend records what was queued.
+TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}

@@ -6,6 +6,7 @@ from config.health import healthz
 
 api_v1 = [
     path("", include("tenants.urls")),
+    path("", include("memory.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
 ]
 

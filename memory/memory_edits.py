@@ -1,0 +1,63 @@
+"""Operator edits of stored memories, and the read-side selectors the API and console share."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import Http404
+
+from memory.digests import topic_digest
+from memory.embeddings import get_embedder
+from memory.extraction import Candidate
+from memory.memory_writer import index_digests
+from memory.models import Memory
+
+
+def memories_of(space, *, kind: str | None = None, topic: str | None = None, include_superseded: bool = False):
+    queryset = Memory.objects.filter(space=space).select_related("source_session")
+    if not include_superseded:
+        queryset = queryset.filter(superseded_by__isnull=True)
+    if kind:
+        if kind not in Memory.Kind.values:
+            raise ValidationError({"kind": [f"Choose from {', '.join(Memory.Kind.values)}."]})
+        queryset = queryset.filter(kind=kind)
+    if topic:
+        queryset = queryset.filter(topic_digest=topic_digest(space.id, topic))
+    return queryset.order_by("-updated_at", "id")
+
+
+def find_memory(*, space, memory_id) -> Memory:
+    memory = Memory.objects.filter(space=space, pk=memory_id).select_related("source_session").first()
+    if memory is None:
+        raise Http404("No such memory.")
+    return memory
+
+
+def history_of(memory: Memory) -> list[Memory]:
+    """The memory and the versions it superseded, newest first."""
+    chain, frontier = [memory], [memory.pk]
+    while frontier:
+        older = list(Memory.objects.filter(superseded_by__in=frontier).order_by("-created_at"))
+        chain.extend(older)
+        frontier = [m.pk for m in older]
+    return chain
+
+
+@transaction.atomic
+def edit_memory(*, memory: Memory, content: str | None = None, topic: str | None = None, importance=None) -> Memory:
+    if content is not None:
+        if not content.strip():
+            raise ValidationError({"content": ["Must be non-empty text."]})
+        memory.content = content.strip()
+        memory.embedding = get_embedder().embed([memory.content])[0]
+    if topic is not None:
+        memory.topic = topic.strip() or None
+        memory.topic_digest = topic_digest(memory.space_id, topic) if topic.strip() else ""
+    if importance is not None:
+        memory.importance = importance
+    entry = Candidate(
+        kind=memory.kind, content=memory.content, topic=memory.topic or "", importance=0, keywords=[], quote=""
+    )
+    memory.keyword_digests = index_digests(memory.space_id, entry)
+    memory.save()
+    return memory

@@ -1,0 +1,121 @@
+# ruff: noqa: E501  (phrase tables read best one language a line)
+"""The offline engine's documented multilingual rule set: marker phrases per language.
+
+Data only; ``offline_extractor`` and ``offline_forget_judge`` apply it. ``FIRST_PERSON`` and
+``SECOND_PERSON`` list single words separated by spaces; every other table lists phrases
+separated by commas. Latin and Cyrillic phrases match on word boundaries of the normalised
+sentence; Japanese phrases match as substrings. Languages: English, Russian, Japanese, Czech, German, Spanish, French.
+"""
+
+FIRST_PERSON = {
+    "en": "i me my mine myself we us our ours ourselves i'm we're i've we've i'd we'd i'll we'll",
+    "ru": "я мне меня мной мой моя моё мое мои моего моей мы нас нам нами наш наша наше наши нашей нашего нашу наших",
+    "cs": "já mě mi mne mnou můj moje moji mého mé my nás nám námi náš naše našeho naší našich jsem jsme",
+    "de": "ich mich mir mein meine meinen meinem meiner wir uns unser unsere unseren unserem unserer",
+    "es": "yo me mi mis mío mía nosotros nosotras nos nuestro nuestra nuestros nuestras",
+    "fr": "je j' moi me mon ma mes nous notre nos",
+    "ja": "私 僕 俺 弊社 当社 うち わたし 我々 私たち 自分",
+}
+
+# Pro-drop languages mark the speaker on the verb: Czech "máme", Spanish "tenemos", "tengo".
+FIRST_PERSON_VERB_ENDINGS = {"cs": ("me", "ím", "ám", "em"), "es": ("amos", "emos", "imos", "go", "oy")}
+
+SECOND_PERSON = {
+    "en": "you your yours",
+    "ru": "вы вам вас ваш ваша ваше ваши ты тебе тебя",
+    "cs": "vy vám vás váš vaše ty tobě",
+    "de": "sie ihnen ihr du dir dich",
+    "es": "usted ustedes tú te le les",
+    "fr": "vous tu te votre vos",
+    "ja": "あなた ください 下さい",
+}
+
+SMALL_TALK = {
+    "en": "hi, hello, hey, thanks, thank you, good morning, good evening, good afternoon, bye, goodbye, ok, okay, cheers, "
+    "great, sounds good, have a nice day, the weather, weather, lovely day",
+    "ru": "привет, здравствуйте, спасибо, добрый день, доброе утро, добрый вечер, пока, до свидания, хорошо, отлично, погода",
+    "cs": "ahoj, dobrý den, děkuji, díky, na shledanou, dobře, super, počasí",
+    "de": "hallo, danke, guten tag, guten morgen, tschüss, auf wiedersehen, gut, super, wetter",
+    "es": "hola, gracias, buenos días, buenas tardes, adiós, vale, genial, el tiempo",
+    "fr": "bonjour, merci, salut, au revoir, bonsoir, d'accord, super, météo",
+    "ja": "こんにちは, ありがとう, よろしく, おはよう, こんばんは, さようなら, はい, 了解, 天気",
+}
+
+INSTRUCTION = {
+    "en": "always, never, please, don't, do not, make sure, remember to",
+    "ru": "всегда, никогда, пожалуйста, не звоните, не пишите, обязательно",
+    "cs": "vždy, vždycky, nikdy, prosím, nevolejte, nepište",
+    "de": "immer, nie, niemals, bitte, rufen sie nicht",
+    "es": "siempre, nunca, por favor, no llame, asegúrese",
+    "fr": "toujours, jamais, s'il vous plaît, veuillez, merci de, n'appelez pas",
+    "ja": "ください, 下さい, 必ず, しないで, 常に, いつも, 絶対",
+}
+
+# Instruction markers that open a sentence make it an instruction even without "you".
+INSTRUCTION_OPENERS = {
+    "en": "always, never, please, don't, do not, make sure, remember",
+    "ru": "всегда, никогда, пожалуйста, не звоните, не пишите",
+    "cs": "vždy, nikdy, prosím, nevolejte, nepište",
+    "de": "immer, nie, niemals, bitte",
+    "es": "siempre, nunca, por favor, no llame",
+    "fr": "toujours, jamais, veuillez, merci de",
+    "ja": "",
+}
+
+HARD_CONSTRAINT = {
+    "en": "never, always, must, only, cannot, can't, allergic, deadline, at the latest, no later than, required, mandatory",
+    "ru": "никогда, всегда, обязательно, только, нельзя, не можем, аллергия, крайний срок, не позднее",
+    "cs": "nikdy, vždy, musí, musíme, pouze, nemůžeme, alergie, termín, nejpozději, povinně",
+    "de": "nie, niemals, immer, muss, müssen, nur, können nicht, allergie, frist, spätestens",
+    "es": "nunca, siempre, debe, debemos, solo, no podemos, alergia, plazo, a más tardar, obligatorio",
+    "fr": "jamais, toujours, doit, devons, seulement, ne pouvons pas, allergie, délai, au plus tard, obligatoire",
+    "ja": "必ず, 絶対, しかできません, できません, アレルギー, 締め切り, 期限, までに, 必須",
+}
+
+TASK = {
+    "en": "need to, have to, remind me, tomorrow, next week, by friday, by monday, later today, to do, going to",
+    "ru": "нужно, надо, завтра, напомните, на следующей неделе, сегодня вечером",
+    "cs": "musím, potřebuji, potřebujeme, zítra, příští týden, připomeňte, dnes večer",
+    "de": "ich muss, wir müssen, morgen, nächste woche, erinnern sie, heute abend",
+    "es": "tengo que, tenemos que, necesito, necesitamos, mañana, la próxima semana, recuérdame, esta tarde",
+    "fr": "je dois, nous devons, demain, la semaine prochaine, rappelez-moi, ce soir, besoin de",
+    "ja": "明日, 来週, しなければ, しないといけない, 予定です, 忘れずに",
+}
+
+# Past-time expressions: (phrase, days before the message time).
+EVENT_TIMES = {
+    "en": [("day before yesterday", 2), ("yesterday", 1), ("last week", 7), ("last month", 30), ("this morning", 0),
+           ("earlier today", 0), ("today", 0)],
+    "ru": [("позавчера", 2), ("вчера", 1), ("на прошлой неделе", 7), ("в прошлом месяце", 30), ("сегодня утром", 0),
+           ("сегодня", 0)],
+    "cs": [("předevčírem", 2), ("včera", 1), ("minulý týden", 7), ("minulý měsíc", 30), ("dnes ráno", 0),
+           ("dnes", 0)],
+    "de": [("vorgestern", 2), ("gestern", 1), ("letzte woche", 7), ("letzten monat", 30), ("heute morgen", 0),
+           ("heute", 0)],
+    "es": [("anteayer", 2), ("ayer", 1), ("la semana pasada", 7), ("el mes pasado", 30), ("esta mañana", 0),
+           ("hoy", 0)],
+    "fr": [("avant-hier", 2), ("hier", 1), ("la semaine dernière", 7), ("le mois dernier", 30), ("ce matin", 0),
+           ("aujourd'hui", 0)],
+    "ja": [("おととい", 2), ("一昨日", 2), ("昨日", 1), ("先週", 7), ("先月", 30), ("今朝", 0), ("今日", 0)],
+}  # fmt: skip
+
+# "N days/weeks ago" per language: a regex with one number group, and the days per unit.
+EVENT_AGO = {
+    "en": [(r"(\d+) days? ago", 1), (r"(\d+) weeks? ago", 7)],
+    "ru": [(r"(\d+) (?:дня|дней|день) назад", 1), (r"(\d+) (?:недели|недель|неделю) назад", 7)],
+    "cs": [(r"před (\d+) dny", 1), (r"před (\d+) týdny", 7)],
+    "de": [(r"vor (\d+) tagen", 1), (r"vor (\d+) wochen", 7)],
+    "es": [(r"hace (\d+) días", 1), (r"hace (\d+) semanas", 7)],
+    "fr": [(r"il y a (\d+) jours", 1), (r"il y a (\d+) semaines", 7)],
+    "ja": [(r"(\d+)日前", 1), (r"(\d+)週間前", 7)],
+}
+
+QUESTION_OPENERS = {
+    "en": "what, why, how, when, where, who, which, can you, could you, would you, do you, does, is there, are you",
+    "ru": "что, почему, как, когда, где, кто, какой, можете ли",
+    "cs": "co, proč, jak, kdy, kde, kdo, který, můžete",
+    "de": "was, warum, wie, wann, wo, wer, welche, können sie",
+    "es": "qué, por qué, cómo, cuándo, dónde, quién, cuál, puede",
+    "fr": "pourquoi, comment, quand, où, qui, quel, pouvez-vous, est-ce que",
+    "ja": "",
+}

@@ -1,0 +1,161 @@
+"""Language-aware text handling shared by extraction, grounding, dedup and the blind index.
+
+Languages with spaces are tokenised, lower-cased and lemmatised with simplemma, and stop words
+come from the ``stop-words`` lists; Japanese, Chinese and Korean text, which has no spaces, is
+handled as character bigrams.
+
+>>> content_terms("Our renewal is in May", "en")
+['renewal', 'may']
+>>> detect_language("私たちは毎週月曜日に配送します")
+'ja'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import simplemma
+from stop_words import get_stop_words
+
+LATIN_LANGUAGES = ("en", "cs", "de", "es", "fr")
+SUPPORTED_LANGUAGES = (*LATIN_LANGUAGES, "ru", "ja")
+STOP_WORD_LISTS = {"en": "english", "cs": "czech", "de": "german", "es": "spanish", "fr": "french", "ru": "russian"}
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff66-\uff9f]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
+_SENTENCE_END_CJK = re.compile(r"(?<=[。！？!?])")
+_JA_PARTICLES = set("はがをにでとものへやかねよ")
+
+# Words that carry a value: two statements differing only in these say different things.
+MONTHS = {
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август",
+    "сентябрь", "октябрь", "ноябрь", "декабрь", "leden", "únor", "březen", "duben", "květen", "červen",
+    "červenec", "srpen", "září", "říjen", "listopad", "prosinec", "januar", "februar", "märz", "mai",
+    "juni", "juli", "oktober", "dezember", "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio",
+    "agosto", "septiembre", "octubre", "noviembre", "diciembre", "janvier", "février", "mars", "avril",
+    "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre",
+}  # fmt: skip
+WEEKDAYS = {
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "понедельник", "вторник",
+    "среда", "четверг", "пятница", "суббота", "воскресенье", "pondělí", "úterý", "středa", "čtvrtek",
+    "pátek", "sobota", "neděle", "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag",
+    "sonntag", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo", "lundi", "mardi",
+    "mercredi", "jeudi", "vendredi", "samedi", "dimanche",
+}  # fmt: skip
+NUMBER_WORDS = {
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "один", "два", "три", "четыре", "пять", "шесть", "jeden", "dva", "tři", "čtyři", "pět", "šest",
+    "eins", "zwei", "drei", "vier", "fünf", "sechs", "uno", "dos", "tres", "cuatro", "cinco", "seis",
+    "un", "deux", "trois", "quatre", "cinq",
+}  # fmt: skip
+
+
+def normalise(text: str) -> str:
+    """NFKC, lower case, collapsed white space: the form every comparison uses."""
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip().lower()
+
+
+def is_cjk(text: str) -> bool:
+    cjk = len(_CJK.findall(text))
+    return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z\u00c0-\u024f\u0400-\u04ff]", text)) / 3
+
+
+def detect_language(text: str) -> str:
+    if _KANA.search(text):
+        return "ja"
+    if _HANGUL.search(text):
+        return "ko"
+    if is_cjk(text):
+        return "zh" if not _KANA.search(text) else "ja"
+    if _CYRILLIC.search(text):
+        return "ru"
+    scores = simplemma.langdetect(text, lang=LATIN_LANGUAGES)
+    best, score = scores[0]
+    return best if best != "unk" and score > 0 else "en"
+
+
+def split_sentences(text: str) -> list[str]:
+    text = text.strip()
+    if not text:
+        return []
+    if is_cjk(text):
+        parts = _SENTENCE_END_CJK.split(text)
+    else:
+        parts = simplemma.split_sentences(text)
+    return [p.strip() for p in parts if p and p.strip()]
+
+
+@lru_cache(maxsize=16)
+def stop_words(language: str) -> frozenset[str]:
+    name = STOP_WORD_LISTS.get(language)
+    return frozenset(get_stop_words(name)) if name else frozenset()
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]
+
+
+@lru_cache(maxsize=65536)
+def lemma(word: str, language: str) -> str:
+    if language not in STOP_WORD_LISTS:
+        return word
+    try:
+        return simplemma.lemmatize(word, lang=language).lower()
+    except ValueError:
+        return word
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """Overlapping character pairs of each CJK run, skipping single-kana particles on their own."""
+    grams = []
+    for run in re.findall(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff66-\uff9f]+", text):
+        if len(run) == 1:
+            if run not in _JA_PARTICLES:
+                grams.append(run)
+            continue
+        grams.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return grams
+
+
+def content_terms(text: str, language: str | None = None) -> list[str]:
+    """The meaning-bearing terms of a text: lemmas without stop words, or CJK bigrams; digits kept."""
+    language = language or detect_language(text)
+    terms: list[str] = []
+    if language in ("ja", "zh", "ko") or is_cjk(text):
+        terms.extend(cjk_bigrams(text))
+        latin = re.sub(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff66-\uff9f]", " ", text)
+        terms.extend(w for w in words(latin) if len(w) > 1 or w.isdigit())
+        return terms
+    stops = stop_words(language)
+    for word in words(text):
+        if word.isdigit():
+            terms.append(word)
+            continue
+        if word in stops and word not in MONTHS and word not in NUMBER_WORDS:
+            continue
+        if len(word) < 2:
+            continue
+        terms.append(lemma(word, language))
+    return terms
+
+
+def value_terms(text: str, language: str | None = None) -> set[str]:
+    """Numbers, months and weekdays: the parts of a statement that say *which* value holds."""
+    language = language or detect_language(text)
+    found = set(re.findall(r"\d+", unicodedata.normalize("NFKC", text)))
+    for word in words(text):
+        base = lemma(word, language)
+        if word in MONTHS or base in MONTHS or word in WEEKDAYS or base in WEEKDAYS or word in NUMBER_WORDS:
+            found.add(base)
+    return found
+
+
+def search_tokens(text: str, language: str | None = None) -> set[str]:
+    """Tokens for the blind keyword index and query matching (lemmas or bigrams, no stop words)."""
+    return {t for t in content_terms(text, language) if len(t) >= 2 or t.isdigit()}

@@ -1,0 +1,160 @@
+"""The write half of the turn loop for one queued turn: extract, ground, embed once, de-duplicate, write.
+
+Model and embedding calls run before the write; the write runs in one (nested) transaction under
+the space's lock, so the lock is never held while a model thinks. A failure of the model or the
+embedding endpoint leaves the turn queued with a retry time (exponential backoff); after
+``ENGRAM_TURN_MAX_ATTEMPTS`` it is marked failed with the error, visible to operators. Nothing is
+half-written: the write either commits whole or not at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memory.embeddings import EmbeddingUnavailable, get_embedder
+from memory.extraction import Candidate, CustomerText, ModelUnavailable, get_extractor
+from memory.grounding import Grounded, Rejected, ground
+from memory.memory_writer import WriteOutcome, write_entries
+from memory.models import Message, Turn
+from memory.text_analysis import split_sentences
+from memory.turn_queue import enqueue_turn
+from tenants import scope
+from tenants.models import Space
+from tenants.space_settings import effective_settings
+
+logger = logging.getLogger(__name__)
+TRANSIENT_ERRORS = (ModelUnavailable, EmbeddingUnavailable)
+
+
+@dataclasses.dataclass
+class MessageAnalysis:
+    message: Message
+    candidates: list[Candidate]
+    sentences: list[str]
+
+
+def analyse(messages: list[Message]) -> tuple[list[MessageAnalysis], list[list[Grounded]], list[Rejected]]:
+    """Extract from each customer message, embed everything in one call, ground each entry."""
+    extractor = get_extractor()
+    analyses = []
+    for message in messages:
+        text = message.content or ""
+        candidates = extractor.extract(CustomerText(text=text, sent_at=message.sent_at))
+        analyses.append(MessageAnalysis(message, candidates, split_sentences(text) or [text]))
+    batch = [c.content for a in analyses for c in a.candidates] + [s for a in analyses for s in a.sentences]
+    vectors = get_embedder().embed(batch) if batch else None
+    offset_candidates, offset_sentences = 0, sum(len(a.candidates) for a in analyses)
+    grounded_per_message, rejected = [], []
+    for analysis in analyses:
+        n_c, n_s = len(analysis.candidates), len(analysis.sentences)
+        candidate_vectors = vectors[offset_candidates : offset_candidates + n_c] if n_c else []
+        sentence_vectors = vectors[offset_sentences : offset_sentences + n_s] if n_c else []
+        offset_candidates += n_c
+        offset_sentences += n_s
+        if n_c:
+            kept, dropped = ground(analysis.candidates, candidate_vectors, analysis.message.content, sentence_vectors)
+        else:
+            kept, dropped = [], []
+        grounded_per_message.append(kept)
+        rejected.extend(dropped)
+    return analyses, grounded_per_message, rejected
+
+
+def process_turn(turn: Turn) -> Turn:
+    """Run the pipeline for a turn inside the current (space-scoped) transaction and record the result."""
+    space = Space.objects.select_related("tenant").get(pk=turn.space_id)
+    space_settings = effective_settings(space)
+    messages = list(
+        Message.objects.filter(id__in=turn.message_ids, role=Message.Role.CUSTOMER).order_by("sent_at", "id")
+    )
+    analyses, grounded_per_message, rejected = analyse([m for m in messages if m.content])
+    with transaction.atomic():
+        outcome = WriteOutcome()
+        for analysis, grounded in zip(analyses, grounded_per_message, strict=True):
+            part = write_entries(
+                space=space,
+                settings=space_settings,
+                session=analysis.message.session,
+                message=analysis.message,
+                grounded=grounded,
+            )
+            outcome.created += [i for i in part.created if i not in outcome.created]
+            outcome.merged += [i for i in part.merged if i not in outcome.merged and i not in outcome.created]
+            outcome.superseded += part.superseded
+        turn.status = Turn.Status.DONE
+        turn.created_ids, turn.merged_ids, turn.superseded_ids = outcome.created, outcome.merged, outcome.superseded
+        turn.rejected = json.dumps([{"content": r.candidate.content, "reason": r.reason} for r in rejected])
+        turn.error = ""
+        turn.next_attempt_at = None
+        turn.save()
+        if not space_settings["keep_transcripts"]:
+            # The turn record is all that needs the text; transcripts are not kept.
+            Message.objects.filter(pk__in=[m.pk for m in messages]).update(content=None)
+    return turn
+
+
+def retry_delay(attempts: int) -> datetime.timedelta:
+    return datetime.timedelta(seconds=settings.ENGRAM_TURN_RETRY_BASE_SECONDS * (2 ** max(0, attempts - 1)))
+
+
+def record_failure(turn: Turn, error: Exception) -> Turn:
+    """Schedule a retry, or mark the turn failed once its attempts are used up."""
+    turn.error = f"{error}"[:2000]
+    if turn.attempts >= settings.ENGRAM_TURN_MAX_ATTEMPTS:
+        turn.status = Turn.Status.FAILED
+        turn.next_attempt_at = None
+    else:
+        turn.status = Turn.Status.QUEUED
+        turn.next_attempt_at = timezone.now() + retry_delay(turn.attempts)
+    turn.save(update_fields=["status", "error", "next_attempt_at", "updated_at"])
+    if turn.status == Turn.Status.QUEUED:
+        enqueue_turn(turn, run_after=turn.next_attempt_at)
+    return turn
+
+
+def attempt_turn(turn: Turn) -> Turn:
+    """One attempt, inside the caller's space-scoped transaction (the API's ?wait=true uses this)."""
+    turn.attempts += 1
+    turn.status = Turn.Status.PROCESSING
+    turn.save(update_fields=["attempts", "status", "updated_at"])
+    try:
+        with transaction.atomic():
+            return process_turn(turn)
+    except TRANSIENT_ERRORS as exc:
+        logger.warning("turn %s attempt %s failed: %s", turn.id, turn.attempts, exc)
+        return record_failure(turn, exc)
+
+
+def run_turn(*, tenant_id: str, space_id: str, turn_id: str) -> str:
+    """The worker's entry point: claim the turn, run one attempt, report its status."""
+    with scope.tenant_scope(tenant_id, space_id):
+        turn = Turn.objects.select_for_update(skip_locked=True).filter(pk=turn_id).first()
+        if turn is None:
+            return "gone-or-locked"
+        if turn.status not in (Turn.Status.QUEUED,):
+            return turn.status
+        if turn.next_attempt_at and turn.next_attempt_at > timezone.now():
+            return "not-due"
+        # Claim it in its own commit, so a crash mid-pipeline leaves "processing" for the lease sweep.
+        turn.attempts += 1
+        turn.status = Turn.Status.PROCESSING
+        turn.save(update_fields=["attempts", "status", "updated_at"])
+    with scope.tenant_scope(tenant_id, space_id):
+        turn = Turn.objects.select_for_update().get(pk=turn_id)
+        try:
+            with transaction.atomic():
+                turn = process_turn(turn)
+        except TRANSIENT_ERRORS as exc:
+            logger.warning("turn %s attempt %s failed: %s", turn.id, turn.attempts, exc)
+            turn = record_failure(turn, exc)
+        except Exception as exc:  # a bug must not wedge the turn: bounded retries, then failed and visible
+            logger.exception("turn %s attempt %s crashed", turn.id, turn.attempts)
+            turn = record_failure(turn, exc)
+        return turn.status

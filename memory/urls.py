@@ -1,0 +1,17 @@
+from django.urls import path
+
+from memory import api
+
+urlpatterns = [
+    path("spaces/<str:external_id>/turns", api.TurnCreate.as_view(), name="turn-create"),
+    path("spaces/<str:external_id>/turns/<uuid:turn_id>/reply", api.TurnReply.as_view(), name="turn-reply"),
+    path("spaces/<str:external_id>/ingest", api.TranscriptIngest.as_view(), name="transcript-ingest"),
+    path("spaces/<str:external_id>/memories", api.MemoryList.as_view(), name="memory-list"),
+    path("spaces/<str:external_id>/memories/<uuid:memory_id>", api.MemoryDetail.as_view(), name="memory-detail"),
+    path(
+        "spaces/<str:external_id>/memories/<uuid:memory_id>/history",
+        api.MemoryHistory.as_view(),
+        name="memory-history",
+    ),
+    path("turns/<uuid:turn_id>", api.TurnDetail.as_view(), name="turn-detail"),
+]
