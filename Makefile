@@ -31,8 +31,9 @@ migrate: db-start
 run: migrate
 	$(DEV_ENV) $(PY) manage.py setup_demo
 	@echo "Starting the worker and the server on http://127.0.0.1:8000 (Ctrl-C stops both)."
-	@$(DEV_ENV) $(PY) manage.py db_worker --queue-name '*' & worker=$$!; \
-	trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
+	@$(DEV_ENV) $(PY) manage.py db_worker --queue-name '*' --no-reload & worker=$$!; \
+	$(DEV_ENV) $(PY) manage.py sweep_turns --every 30 & sweeper=$$!; \
+	trap "kill $$worker $$sweeper 2>/dev/null" EXIT INT TERM; \
 	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:8000 --noreload
 
 lint: $(STAMP)

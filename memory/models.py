@@ -11,7 +11,7 @@ import uuid
 
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-from pgvector.django import VectorField
+from pgvector.django import HalfVectorField
 
 from tenants.encrypted_fields import EncryptedTextField
 from tenants.models import Space, Tenant
@@ -75,7 +75,8 @@ class Memory(models.Model):
     topic_digest = models.CharField(max_length=64, blank=True, default="")
     # Blind keyword index: HMACs of normalised tokens under the space key (recall, issue 4).
     keyword_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    # halfvec, not vector: see docs/decisions/0004-halfvec-and-exact-scans.md
+    embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS)
     importance = models.FloatField()
     mention_count = models.PositiveIntegerField(default=1)
     source_session = models.ForeignKey(Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")

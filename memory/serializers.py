@@ -3,8 +3,17 @@ from rest_framework import serializers
 from memory.models import Memory, Message
 
 
+class StrictTextField(serializers.CharField):
+    """Text only: a number or a list is a 400, not silently turned into a string."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class TurnInput(serializers.Serializer):
-    message = serializers.CharField(trim_whitespace=False, allow_blank=True)
+    message = StrictTextField(trim_whitespace=False, allow_blank=True)
     session_id = serializers.RegexField(r"^[A-Za-z0-9._:@-]{1,128}$", required=False)
     message_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     channel = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
@@ -14,7 +23,7 @@ class TurnInput(serializers.Serializer):
 
 class TranscriptMessageInput(serializers.Serializer):
     role = serializers.ChoiceField(choices=Message.Role.choices)
-    content = serializers.CharField(trim_whitespace=False, allow_blank=True)
+    content = StrictTextField(trim_whitespace=False, allow_blank=True)
     id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     at = serializers.DateTimeField(required=False)
 
@@ -26,7 +35,7 @@ class IngestInput(serializers.Serializer):
 
 
 class ReplyInput(serializers.Serializer):
-    content = serializers.CharField(trim_whitespace=False, allow_blank=True)
+    content = StrictTextField(trim_whitespace=False, allow_blank=True)
 
 
 class MemoryOutput(serializers.ModelSerializer):

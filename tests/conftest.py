@@ -97,3 +97,34 @@ def superuser_conninfo(settings) -> str:
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     return make_conninfo(**{**conninfo_to_dict(url), "dbname": db["NAME"]})
+
+
+@pytest.fixture
+def scripted_chat():
+    from tests.model_servers import ScriptedChat, serving
+
+    chat = ScriptedChat()
+    with serving(chat.server) as url:
+        chat.url = url
+        yield chat
+
+
+@pytest.fixture(scope="session")
+def local_embedding_url():
+    from tests.model_servers import embedding_server
+
+    with embedding_server() as url:
+        yield url
+
+
+@pytest.fixture
+def openai_engines(settings, scripted_chat, local_embedding_url):
+    """Extraction and embeddings through the real openai client against the local servers."""
+    settings.ENGRAM_EXTRACTION_ENGINE = "openai"
+    settings.OPENAI_BASE_URL = scripted_chat.url
+    settings.OPENAI_API_KEY = "test-key"
+    settings.ENGRAM_EMBEDDING_ENGINE = "openai"
+    settings.ENGRAM_EMBEDDING_BASE_URL = local_embedding_url
+    settings.ENGRAM_MODEL_MAX_RETRIES = 0
+    settings.ENGRAM_MODEL_TIMEOUT_SECONDS = 5
+    return scripted_chat

@@ -1,0 +1,166 @@
+"""Never lose a turn: retries when the model or embeddings are down, one row under concurrency."""
+
+import datetime
+import threading
+
+import pytest
+from django.db import connection, connections
+from django.urls import reverse
+from django.utils import timezone
+
+from memory.models import Memory, Turn
+from memory.turn_intake import receive_turn
+from memory.turn_processing import attempt_turn, run_turn
+from memory.turn_queue import requeue_due_turns
+from tenants import scope
+from tests.conftest import make_space
+
+FLEET = {
+    "entries": [
+        {"kind": "fact", "content": "We run a fleet of four vans.", "topic": "fleet", "importance": 0.7,
+         "keywords": ["fleet"], "quote": "We run a fleet of four vans", "event_days_ago": None}
+    ]
+}  # fmt: skip
+
+
+def turn_state(space, turn_id):
+    with scope.tenant_scope(space.tenant_id, space):
+        return Turn.objects.get(pk=turn_id)
+
+
+def make_due(space, turn_id):
+    with scope.tenant_scope(space.tenant_id, space):
+        Turn.objects.filter(pk=turn_id).update(next_attempt_at=timezone.now() - datetime.timedelta(seconds=1))
+
+
+def facts(space):
+    with scope.tenant_scope(space.tenant_id, space):
+        return [(m.content, m.mention_count) for m in Memory.objects.filter(kind="fact")]
+
+
+@pytest.mark.django_db
+def test_a_turn_survives_the_model_being_down_and_completes_when_it_is_back(client_a, space_a, openai_engines):
+    openai_engines.down = True
+    url = reverse("turn-create", args=[space_a.external_id])
+    turn_id = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json").json()["turn_id"]
+
+    assert run_turn(tenant_id=space_a.tenant_id, space_id=space_a.id, turn_id=turn_id) == "queued"
+    failed_once = turn_state(space_a, turn_id)
+    assert failed_once.attempts == 1
+    assert "503" in failed_once.error or "overloaded" in failed_once.error
+    assert failed_once.next_attempt_at > timezone.now()
+    assert run_turn(tenant_id=space_a.tenant_id, space_id=space_a.id, turn_id=turn_id) == "not-due"
+
+    openai_engines.down = False
+    openai_engines.replies = [FLEET]
+    make_due(space_a, turn_id)
+    assert run_turn(tenant_id=space_a.tenant_id, space_id=space_a.id, turn_id=turn_id) == "done"
+    done = turn_state(space_a, turn_id)
+    assert (done.status, done.attempts, done.error) == ("done", 2, "")
+    assert facts(space_a) == [("We run a fleet of four vans.", 1)]
+    # A late duplicate wake-up does nothing more.
+    assert run_turn(tenant_id=space_a.tenant_id, space_id=space_a.id, turn_id=turn_id) == "done"
+    assert facts(space_a) == [("We run a fleet of four vans.", 1)]
+
+
+@pytest.mark.django_db
+def test_a_turn_that_keeps_failing_is_marked_failed_with_its_error(settings, client_a, space_a, openai_engines):
+    settings.ENGRAM_TURN_MAX_ATTEMPTS = 3
+    openai_engines.down = True
+    url = reverse("turn-create", args=[space_a.external_id])
+    turn_id = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json").json()["turn_id"]
+    delays = []
+    for _ in range(3):
+        make_due(space_a, turn_id)
+        before = timezone.now()
+        run_turn(tenant_id=space_a.tenant_id, space_id=space_a.id, turn_id=turn_id)
+        state = turn_state(space_a, turn_id)
+        if state.next_attempt_at:
+            delays.append((state.next_attempt_at - before).total_seconds())
+    assert delays[1] > delays[0] * 1.5  # exponential backoff
+    failed = turn_state(space_a, turn_id)
+    assert failed.status == "failed" and failed.attempts == 3
+    detail = client_a.get(reverse("turn-detail", args=[turn_id])).json()
+    assert detail["status"] == "failed" and "overloaded" in detail["error"]
+    assert facts(space_a) == []
+
+
+@pytest.mark.django_db
+def test_the_embedding_endpoint_down_keeps_the_turn_queued(settings, client_a, space_a):
+    settings.ENGRAM_EMBEDDING_ENGINE = "openai"
+    settings.ENGRAM_EMBEDDING_BASE_URL = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
+    settings.ENGRAM_MODEL_MAX_RETRIES = 0
+    url = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
+    body = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json").json()
+    assert body["status"] == "queued"
+    assert "embedding endpoint failed" in body["error"]
+    assert facts(space_a) == []
+
+
+@pytest.mark.django_db
+def test_a_turn_whose_worker_died_is_picked_up_again(client_a, space_a):
+    url = reverse("turn-create", args=[space_a.external_id])
+    turn_id = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json").json()["turn_id"]
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        Turn.objects.filter(pk=turn_id).update(
+            status="processing", attempts=1, updated_at=timezone.now() - datetime.timedelta(hours=1)
+        )
+    assert requeue_due_turns() == 1
+    assert turn_state(space_a, turn_id).status == "queued"
+    assert run_turn(tenant_id=space_a.tenant_id, space_id=space_a.id, turn_id=turn_id) == "done"
+    assert facts(space_a) == [("We run a fleet of four vans.", 1)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_turns_carrying_the_same_fact_write_one_row(tenant_a):
+    space = make_space(tenant_a, "concurrent")
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def one_turn(session_id):
+        try:
+            with scope.tenant_scope(tenant_a, space):
+                turn = receive_turn(space=space, message="We run a fleet of four vans.", session_id=session_id).turn
+                barrier.wait(timeout=10)
+                attempt_turn(turn)
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=one_turn, args=(f"s{i}",)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert facts(space) == [("We run a fleet of four vans.", 2)]
+    with scope.tenant_scope(tenant_a, space):
+        assert Memory.objects.filter(kind="topic").count() == 1
+
+
+@pytest.mark.django_db
+def test_no_column_uses_the_float32_vector_type():
+    """The bundled pgvector build crashes the server on float32 vector distances on CPUs without
+    AVX-512 (docs/decisions/0004); every embedding column must be halfvec."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE udt_name = 'vector' AND table_schema = current_schema()"
+        )
+        assert cursor.fetchall() == []
+
+
+@pytest.mark.django_db
+def test_reembed_rewrites_every_vector_and_reports_progress(client_a, space_a, capsys):
+    from django.core.management import call_command
+
+    url = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
+    client_a.post(url, {"message": "We run a fleet of four vans. Our renewal is in May."}, format="json")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        Memory.objects.update(embedding=[0.0] * 383 + [1.0])
+    call_command("reembed", "--tenant", "alice")
+    output = capsys.readouterr().out
+    assert "re-embedded 4/4" in output
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        assert all(abs(float(m.embedding[-1]) - 1.0) > 0.01 for m in Memory.objects.all())
