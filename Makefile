@@ -45,3 +45,6 @@ test: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	DJANGO_SETTINGS_MODULE=config.test_settings $(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest
+
+bench: db-start
+	$(PY) -m bench.run_all

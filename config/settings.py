@@ -187,7 +187,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("ENGRAM_LOG_LEVEL", "INFO")},
-    "loggers": {"pgserver": {"level": "WARNING"}},
+    "loggers": {"pgserver": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
 }
 
 # Models. Extraction and forget judgement use the deterministic offline engine until a chat model

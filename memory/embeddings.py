@@ -48,6 +48,9 @@ class OpenAIEmbedder:
             base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries
         )
 
+    def close(self) -> None:
+        self._client.close()
+
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         import openai
 

@@ -53,10 +53,24 @@ def test_the_agents_speculation_returned_by_the_model_as_a_fact_is_rejected(clie
     openai_engines.replies = [
         {
             "entries": [
-                {"kind": "fact", "content": "The customer's company makes furniture.", "topic": "business",
-                 "importance": 0.8, "keywords": ["furniture"], "quote": "makes furniture", "event_days_ago": None},
-                {"kind": "fact", "content": "The company makes furniture.", "topic": "business",
-                 "importance": 0.8, "keywords": ["furniture"], "quote": "Yes, that's right", "event_days_ago": None},
+                {
+                    "kind": "fact",
+                    "content": "The customer's company makes furniture.",
+                    "topic": "business",
+                    "importance": 0.8,
+                    "keywords": ["furniture"],
+                    "quote": "makes furniture",
+                    "event_days_ago": None,
+                },
+                {
+                    "kind": "fact",
+                    "content": "The company makes furniture.",
+                    "topic": "business",
+                    "importance": 0.8,
+                    "keywords": ["furniture"],
+                    "quote": "Yes, that's right",
+                    "event_days_ago": None,
+                },
             ]
         }
     ]
@@ -77,11 +91,24 @@ def test_the_openai_engines_write_grounded_entries(client_a, space_a, openai_eng
     openai_engines.replies = [
         {
             "entries": [
-                {"kind": "fact", "content": "We run a fleet of four vans.", "topic": "fleet", "importance": 0.7,
-                 "keywords": ["fleet", "vans"], "quote": "We run a fleet of four vans", "event_days_ago": None},
-                {"kind": "event", "content": "Our van broke down yesterday.", "topic": "breakdown",
-                 "importance": 0.6, "keywords": ["van"], "quote": "Our van broke down yesterday",
-                 "event_days_ago": 1},
+                {
+                    "kind": "fact",
+                    "content": "We run a fleet of four vans.",
+                    "topic": "fleet",
+                    "importance": 0.7,
+                    "keywords": ["fleet", "vans"],
+                    "quote": "We run a fleet of four vans",
+                    "event_days_ago": None,
+                },
+                {
+                    "kind": "event",
+                    "content": "Our van broke down yesterday.",
+                    "topic": "breakdown",
+                    "importance": 0.6,
+                    "keywords": ["van"],
+                    "quote": "Our van broke down yesterday",
+                    "event_days_ago": 1,
+                },
             ]
         }
     ]
@@ -175,7 +202,9 @@ def test_customer_text_is_not_kept_after_the_turn_unless_transcripts_are_kept(cl
     post_turn(client_a, space_a, "We run four vans.")
     with scope.tenant_scope(space_a.tenant_id, space_a):
         assert Message.objects.get().content is None
-    client_a.patch(reverse("space-detail", args=[space_a.external_id]), {"settings": {"keep_transcripts": True}}, format="json")
+    client_a.patch(
+        reverse("space-detail", args=[space_a.external_id]), {"settings": {"keep_transcripts": True}}, format="json"
+    )
     post_turn(client_a, space_a, "We also have two trucks.")
     with scope.tenant_scope(space_a.tenant_id, space_a):
         assert Message.objects.exclude(content=None).count() == 1
