@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from django.core.exceptions import ValidationError
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -11,12 +12,14 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import memory_deletion, memory_edits, turn_intake, turn_processing
+from memory import memory_deletion, memory_edits, recall, synthesis, turn_intake, turn_processing
 from memory.models import Turn
 from memory.serializers import (
     IngestInput,
     MemoryOutput,
     MemoryUpdateInput,
+    RecallInput,
+    RecallOutput,
     ReplyInput,
     ReplyOutput,
     TurnInput,
@@ -47,13 +50,22 @@ def wants_wait(request) -> bool:
     return request.query_params.get("wait", "").lower() in ("1", "true", "yes")
 
 
-def respond_with_turn(request, receipt: turn_intake.TurnReceipt) -> Response:
+def respond_with_turn(request, receipt: turn_intake.TurnReceipt, *, recall_query: str | None = None) -> Response:
+    """The turn's receipt; for a single message also what is recalled for it, at turn start."""
     turn = receipt.turn
+    recalled = None
+    if recall_query is not None:
+        recalled = recall.recall(space=turn.space, query=recall_query, current_session=receipt.session)
     wait = wants_wait(request)
     if wait and turn.status == Turn.Status.QUEUED:
         turn = turn_processing.attempt_turn(turn)
+    body = turn_result(turn, detailed=wait)
+    if recalled is not None:
+        body.update(memories=recalled.hits, prompt=recalled.prompt)
+        if recalled.warning:
+            body["recall_warning"] = recalled.warning
     code = status.HTTP_201_CREATED if receipt.is_new else status.HTTP_200_OK
-    return Response(TurnOutput(turn_result(turn, detailed=wait)).data, status=code)
+    return Response(TurnOutput(body).data, status=code)
 
 
 class TurnCreate(APIView):
@@ -66,7 +78,7 @@ class TurnCreate(APIView):
         values = data.validated_data
         space = space_in_scope(request, external_id, create=values.pop("create_space"))
         receipt = turn_intake.receive_turn(space=space, **values)
-        return respond_with_turn(request, receipt)
+        return respond_with_turn(request, receipt, recall_query=values["message"])
 
 
 class TranscriptIngest(APIView):
@@ -180,3 +192,23 @@ class MemoryHistory(APIView):
         space = space_in_scope(request, external_id)
         memory = memory_edits.find_memory(space=space, memory_id=memory_id)
         return Response(MemoryOutput(memory_edits.history_of(memory), many=True).data)
+
+
+class Recall(APIView):
+    required_scopes = {"POST": READ}
+
+    @extend_schema(request=RecallInput, responses=RecallOutput)
+    def post(self, request, external_id):
+        space = space_in_scope(request, external_id)
+        data = RecallInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        if not values["query"].strip():
+            raise ValidationError({"query": ["Must be non-empty text."]})
+        result = recall.recall(space=space, query=values["query"], limit=values.get("limit"), kinds=values.get("kinds"))
+        body = {"memories": result.hits, "prompt": result.prompt}
+        if result.warning:
+            body["warning"] = result.warning
+        if values["synthesize"]:
+            body["answer"], body["synthesis"] = synthesis.synthesize(values["query"], result.hits)
+        return Response(RecallOutput(body).data)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from pgvector.django import HalfVectorField
 
@@ -49,12 +50,17 @@ class Message(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices)
     # Null once the turn is processed when the space does not keep transcripts.
     content = EncryptedTextField(null=True, blank=True)
+    # Blind keyword index of the kept text (transcript recall); empty when the text is not kept.
+    keyword_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
     sent_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["space", "digest"], name="message_digest_per_space")]
-        indexes = [models.Index(fields=["session", "sent_at"])]
+        indexes = [
+            models.Index(fields=["session", "sent_at"]),
+            GinIndex(fields=["keyword_digests"], name="message_keyword_digests"),
+        ]
 
 
 class Memory(models.Model):
@@ -94,6 +100,7 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["space", "kind"], name="memory_space_kind"),
             models.Index(fields=["space", "topic_digest"], name="memory_space_topic"),
+            GinIndex(fields=["keyword_digests"], name="memory_keyword_digests"),
         ]
 
 

@@ -73,10 +73,47 @@ class RejectedOutput(serializers.Serializer):
     reason = serializers.CharField()
 
 
+class RecallInput(serializers.Serializer):
+    query = StrictTextField(max_length=32 * 1024)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=50)
+    kinds = serializers.ListField(
+        child=serializers.ChoiceField(choices=Memory.Kind.choices), required=False, allow_empty=False
+    )
+    synthesize = serializers.BooleanField(required=False, default=False)
+
+
+class ScoreOutput(serializers.Serializer):
+    distance = serializers.FloatField(allow_null=True)
+    ranks = serializers.DictField(child=serializers.IntegerField(allow_null=True))
+    fused = serializers.FloatField()
+
+
+class RecalledMemory(serializers.Serializer):
+    id = serializers.UUIDField()
+    kind = serializers.CharField()
+    content = serializers.CharField()
+    topic = serializers.CharField(allow_null=True)
+    importance = serializers.FloatField(allow_null=True)
+    event_at = serializers.DateTimeField(allow_null=True)
+    updated_at = serializers.DateTimeField()
+    score = ScoreOutput()
+
+
+class RecallOutput(serializers.Serializer):
+    memories = RecalledMemory(many=True)
+    prompt = serializers.CharField(allow_blank=True)
+    answer = serializers.CharField(allow_null=True, required=False)
+    synthesis = serializers.CharField(required=False)
+    warning = serializers.CharField(required=False)
+
+
 class TurnOutput(serializers.Serializer):
     turn_id = serializers.UUIDField()
     session_id = serializers.CharField()
     status = serializers.CharField()
+    memories = RecalledMemory(many=True, required=False)
+    prompt = serializers.CharField(required=False, allow_blank=True)
+    recall_warning = serializers.CharField(required=False)
     created = MemoryBrief(many=True, required=False)
     merged = MemoryBrief(many=True, required=False)
     superseded = serializers.ListField(child=serializers.UUIDField(), required=False)
@@ -93,3 +130,4 @@ class MemoryUpdateInput(serializers.Serializer):
 class ReplyOutput(serializers.Serializer):
     message_id = serializers.UUIDField()
     session_id = serializers.CharField()
+

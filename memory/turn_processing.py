@@ -23,7 +23,8 @@ from memory.extraction import Candidate, CustomerText, ModelUnavailable, get_ext
 from memory.grounding import Grounded, Rejected, ground
 from memory.memory_writer import WriteOutcome, write_entries
 from memory.models import Message, Turn
-from memory.text_analysis import split_sentences
+from memory.digests import keyword_digests
+from memory.text_analysis import search_tokens, split_sentences
 from memory.turn_queue import enqueue_turn
 from tenants import scope
 from tenants.models import Space
@@ -94,9 +95,14 @@ def process_turn(turn: Turn) -> Turn:
         turn.error = ""
         turn.next_attempt_at = None
         turn.save()
-        if not space_settings["keep_transcripts"]:
+        if space_settings["keep_transcripts"]:
+            for message in messages:
+                if message.content:
+                    digests = keyword_digests(space.id, search_tokens(message.content))
+                    Message.objects.filter(pk=message.pk).update(keyword_digests=digests)
+        else:
             # The turn record is all that needs the text; transcripts are not kept.
-            Message.objects.filter(pk__in=[m.pk for m in messages]).update(content=None)
+            Message.objects.filter(pk__in=[m.pk for m in messages]).update(content=None, keyword_digests=[])
     return turn
 
 

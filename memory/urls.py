@@ -13,5 +13,6 @@ urlpatterns = [
         api.MemoryHistory.as_view(),
         name="memory-history",
     ),
+    path("spaces/<str:external_id>/recall", api.Recall.as_view(), name="recall"),
     path("turns/<uuid:turn_id>", api.TurnDetail.as_view(), name="turn-detail"),
 ]

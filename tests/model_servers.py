@@ -40,12 +40,22 @@ def embedding_server():
         yield url
 
 
+DEFAULT_REPLIES = {
+    "memory_entries": {"entries": []},
+    "query_analysis": {"keywords": [], "topic_keys": [], "phrases": []},
+    "answer": {"answer": None},
+}
+
+
 class ScriptedChat:
-    """A chat-completions server that answers from a script; ``down`` makes it answer 503."""
+    """A chat-completions server that answers from a script per JSON schema name.
+
+    ``replies`` scripts extraction (schema ``memory_entries``); ``scripts[name]`` any other;
+    ``down`` makes it answer 503.
+    """
 
     def __init__(self):
-        self.replies: list[dict | str] = []
-        self.default_reply: dict | str = {"entries": []}
+        self.scripts: dict[str, list] = {name: [] for name in DEFAULT_REPLIES}
         self.down = False
         self.requests: list[dict] = []
         chat = self
@@ -61,7 +71,9 @@ class ScriptedChat:
                 chat.requests.append(body)
                 if chat.down:
                     return self.send_json(503, {"error": {"message": "model overloaded", "type": "server_error"}})
-                reply = chat.replies.pop(0) if chat.replies else chat.default_reply
+                schema = body.get("response_format", {}).get("json_schema", {}).get("name", "memory_entries")
+                script = chat.scripts.setdefault(schema, [])
+                reply = script.pop(0) if script else DEFAULT_REPLIES.get(schema, {})
                 content = reply if isinstance(reply, str) else json.dumps(reply)
                 self.send_json(
                     200,
@@ -86,6 +98,14 @@ class ScriptedChat:
                 self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+
+    @property
+    def replies(self) -> list:
+        return self.scripts["memory_entries"]
+
+    @replies.setter
+    def replies(self, value: list) -> None:
+        self.scripts["memory_entries"] = value
 
     def user_messages(self) -> list[str]:
         return [m["content"] for r in self.requests for m in r["messages"] if m["role"] == "user"]

@@ -1,0 +1,214 @@
+"""Recall: what this space knows that is close enough to the query to matter — and nothing else.
+
+Strategies, each over this space's active (not superseded) memories only:
+- vector: exact cosine distance to the query (and any extra phrases); a candidate must be within
+  the space's recall distance *before* fusion;
+- keyword: the blind index (keyed digests of lemmas / CJK bigrams); a token carried by more than
+  half of a space's memories is too common to count as a match;
+- topic: exact match of a stored topic key found in the query;
+- messages: kept transcript lines by keyword, when the space keeps transcripts.
+Passing candidates are fused by reciprocal rank fusion (weights per space); importance and
+recency break ties; a task from another (ended) session counts half. An account with nothing
+close enough gets ``[]``: there is always a nearest neighbour, and returning it is the bug.
+
+Every candidate considered is kept with its distance, ranks and whether it passed, so the console
+playground can show exactly why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+import numpy as np
+from pgvector.django import CosineDistance
+
+from memory.digests import keyword_digests, topic_digest
+from memory.embeddings import EmbeddingUnavailable, get_embedder
+from memory.models import Memory, Message
+from memory.prompt_block import build_prompt
+from memory.query_analysis import QueryAnalysis, analyse_query
+from tenants.space_settings import effective_settings
+
+RRF_K = 60
+VECTOR_CANDIDATES = 50
+COMMON_TOKEN_SHARE = 0.5
+COMMON_TOKEN_MIN_ROWS = 4
+ENDED_TASK_FACTOR = 0.5
+
+
+@dataclasses.dataclass
+class Scored:
+    item: Memory | Message
+    kind: str
+    distance: float | None = None
+    ranks: dict[str, int] = dataclasses.field(default_factory=dict)
+    matched_tokens: int = 0
+    fused: float = 0.0
+    passes: bool = False
+
+    @property
+    def id(self):
+        return self.item.pk
+
+    def as_hit(self) -> dict:
+        item = self.item
+        is_memory = isinstance(item, Memory)
+        return {
+            "id": item.pk,
+            "kind": self.kind,
+            "content": item.content,
+            "topic": item.topic if is_memory else None,
+            "importance": item.importance if is_memory else None,
+            "event_at": item.event_at if is_memory else None,
+            "updated_at": item.updated_at if is_memory else item.sent_at,
+            "score": {
+                "distance": None if self.distance is None else round(self.distance, 4),
+                "ranks": {s: self.ranks.get(s) for s in ("vector", "keyword", "topic", "messages")},
+                "fused": round(self.fused, 6),
+            },
+        }
+
+
+@dataclasses.dataclass
+class RecallResult:
+    hits: list[dict]
+    prompt: str
+    candidates: list[Scored]
+    analysis: QueryAnalysis
+    settings: dict
+    warning: str = ""
+
+
+def _query_vectors(query: str, analysis: QueryAnalysis) -> np.ndarray:
+    return get_embedder().embed([query, *analysis.phrases], query=True)
+
+
+def _with_distance(queryset, vector):
+    return queryset.annotate(distance=CosineDistance("embedding", vector))
+
+
+def _maybe_distance(queryset, vectors):
+    return _with_distance(queryset, vectors[0]) if vectors is not None else queryset
+
+
+def _vector_candidates(active, vectors: np.ndarray) -> dict:
+    best: dict = {}
+    for vector in vectors:
+        for memory in _with_distance(active, vector).order_by("distance")[:VECTOR_CANDIDATES]:
+            current = best.get(memory.pk)
+            if current is None or memory.distance < current.distance:
+                best[memory.pk] = memory
+    return best
+
+
+def _useful_tokens(active, space_id, tokens: set[str]) -> dict[str, str]:
+    """Query tokens (as digests) that occur in the space and are not too common to mean anything."""
+    digests = {keyword_digests(space_id, [t])[0]: t for t in tokens if t}
+    if not digests:
+        return {}
+    rows = list(active.filter(keyword_digests__overlap=list(digests)).values_list("keyword_digests", flat=True))
+    total = active.count()
+    frequency = Counter(d for row in rows for d in set(row) if d in digests)
+    if total >= COMMON_TOKEN_MIN_ROWS:
+        return {d: t for d, t in digests.items() if frequency[d] and frequency[d] / total <= COMMON_TOKEN_SHARE}
+    return {d: t for d, t in digests.items() if frequency[d]}
+
+
+def recall(
+    *,
+    space,
+    query: str,
+    limit: int | None = None,
+    kinds: list[str] | None = None,
+    current_session=None,
+    overrides: dict | None = None,
+) -> RecallResult:
+    settings = {**effective_settings(space), **(overrides or {})}
+    limit = limit or settings["recall_limit"]
+    threshold = settings["recall_distance"]
+    weights = settings["strategy_weights"]
+    analysis = analyse_query(query)
+    warning = ""
+    try:
+        vectors = _query_vectors(query, analysis)
+    except EmbeddingUnavailable as exc:
+        # Recall must not take the turn down with it: keyword and topic matches still work.
+        vectors, warning = None, f"vector search skipped: {exc}"
+
+    active = Memory.objects.filter(space=space, superseded_by__isnull=True)
+    if kinds:
+        active = active.filter(kind__in=kinds)
+    scored: dict = {}
+
+    def entry(memory) -> Scored:
+        if memory.pk not in scored:
+            scored[memory.pk] = Scored(item=memory, kind=memory.kind, distance=getattr(memory, "distance", None))
+        return scored[memory.pk]
+
+    nearest = _vector_candidates(active, vectors) if vectors is not None else {}
+    passing = sorted((m for m in nearest.values() if m.distance <= threshold), key=lambda m: m.distance)
+    for memory in nearest.values():
+        entry(memory)
+    for rank, memory in enumerate(passing, start=1):
+        entry(memory).ranks["vector"] = rank
+
+    if settings["hybrid"]:
+        useful = _useful_tokens(active, space.id, analysis.keywords)
+        if useful:
+            matches = list(_maybe_distance(active.filter(keyword_digests__overlap=list(useful)), vectors))
+            for memory in matches:
+                entry(memory).matched_tokens = len(set(memory.keyword_digests) & set(useful))
+            ordered = sorted(matches, key=lambda m: (-scored[m.pk].matched_tokens, -m.importance))
+            for rank, memory in enumerate(ordered, start=1):
+                scored[memory.pk].ranks["keyword"] = rank
+        topic_digests = {topic_digest(space.id, key) for key in analysis.topic_keys if key}
+        topic_digests.discard("")
+        if topic_digests:
+            topical = _maybe_distance(active.filter(topic_digest__in=topic_digests), vectors)
+            for rank, memory in enumerate(sorted(topical, key=lambda m: -m.importance), start=1):
+                entry(memory).ranks["topic"] = rank
+        if settings["keep_transcripts"] and not kinds:
+            _transcript_candidates(space, analysis, scored)
+
+    for item in scored.values():
+        item.passes = bool(item.ranks)
+        item.fused = sum(weights.get(s, 0.0) / (RRF_K + rank) for s, rank in item.ranks.items())
+        if (
+            item.kind == "task"
+            and current_session is not None
+            and getattr(item.item, "task_session_id", None) != current_session.pk
+        ):
+            item.fused *= ENDED_TASK_FACTOR
+        if item.fused <= 0:
+            item.passes = False
+
+    def order(item: Scored):
+        importance = getattr(item.item, "importance", 0.0) or 0.0
+        updated = getattr(item.item, "updated_at", None) or getattr(item.item, "sent_at", None)
+        return (-item.fused, -importance, -(updated.timestamp() if updated else 0))
+
+    candidates = sorted(scored.values(), key=order)
+    hits = [c.as_hit() for c in candidates if c.passes][:limit]
+    return RecallResult(
+        hits=hits,
+        prompt=build_prompt(hits, settings["prompt_token_budget"]),
+        candidates=candidates,
+        analysis=analysis,
+        settings=settings,
+        warning=warning,
+    )
+
+
+def _transcript_candidates(space, analysis: QueryAnalysis, scored: dict) -> None:
+    digests = set(keyword_digests(space.id, analysis.keywords)) if analysis.keywords else set()
+    if not digests:
+        return
+    messages = list(
+        Message.objects.filter(space=space, role=Message.Role.CUSTOMER, keyword_digests__overlap=list(digests))
+        .exclude(content=None)
+        .order_by("-sent_at")[:VECTOR_CANDIDATES]
+    )
+    ordered = sorted(messages, key=lambda m: -len(set(m.keyword_digests) & digests))
+    for rank, message in enumerate(ordered, start=1):
+        scored[message.pk] = Scored(item=message, kind="message", ranks={"messages": rank})
