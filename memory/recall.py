@@ -2,7 +2,7 @@
 
 Strategies, each over this space's active (not superseded) memories only:
 - vector: exact cosine distance to the query (and any extra phrases); a candidate must be within
-  the space's recall distance *before* fusion;
+  the space's recall distance *before* fusion; topic rows (a bare name) are matched by key only;
 - keyword: the blind index (keyed digests of lemmas / CJK bigrams); a token carried by more than
   half of a space's memories is too common to count as a match;
 - topic: exact match of a stored topic key found in the query;
@@ -81,7 +81,11 @@ class RecallResult:
 
 
 def _query_vectors(query: str, analysis: QueryAnalysis) -> np.ndarray:
-    return get_embedder().embed([query, *analysis.phrases], query=True)
+    # Embedded as passages, not with e5's "query:" prefix: memories and turn messages are both short
+    # conversational utterances, and on multilingual-e5-small the symmetric form put cross-language
+    # question/fact pairs ~0.03-0.05 closer (e.g. "Сколько у вас фургонов?" vs "We run a fleet of
+    # four vans.": 0.188 vs 0.234) while unrelated pairs moved about as much.
+    return get_embedder().embed([query, *analysis.phrases])
 
 
 def _with_distance(queryset, vector):
@@ -107,8 +111,9 @@ def _useful_tokens(active, space_id, tokens: set[str]) -> dict[str, str]:
     digests = {keyword_digests(space_id, [t])[0]: t for t in tokens if t}
     if not digests:
         return {}
-    rows = list(active.filter(keyword_digests__overlap=list(digests)).values_list("keyword_digests", flat=True))
-    total = active.count()
+    statements = active.exclude(kind="topic")
+    rows = list(statements.filter(keyword_digests__overlap=list(digests)).values_list("keyword_digests", flat=True))
+    total = statements.count()
     frequency = Counter(d for row in rows for d in set(row) if d in digests)
     if total >= COMMON_TOKEN_MIN_ROWS:
         return {d: t for d, t in digests.items() if frequency[d] and frequency[d] / total <= COMMON_TOKEN_SHARE}
@@ -129,6 +134,11 @@ def recall(
     threshold = settings["recall_distance"]
     weights = settings["strategy_weights"]
     analysis = analyse_query(query)
+    if not analysis.keywords and not analysis.phrases:
+        # Only stop words ("the", "is it in?"): nothing to search for, and any nearest row is noise.
+        return RecallResult(
+            hits=[], prompt="", candidates=[], analysis=analysis, settings=settings, warning="no content words"
+        )
     warning = ""
     try:
         vectors = _query_vectors(query, analysis)
@@ -146,7 +156,9 @@ def recall(
             scored[memory.pk] = Scored(item=memory, kind=memory.kind, distance=getattr(memory, "distance", None))
         return scored[memory.pk]
 
-    nearest = _vector_candidates(active, vectors) if vectors is not None else {}
+    # A topic row's content is only its name: a word that is near any short query. Topics are
+    # matched by their key, never by vector.
+    nearest = _vector_candidates(active.exclude(kind="topic"), vectors) if vectors is not None else {}
     passing = sorted((m for m in nearest.values() if m.distance <= threshold), key=lambda m: m.distance)
     for memory in nearest.values():
         entry(memory)

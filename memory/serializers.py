@@ -130,4 +130,3 @@ class MemoryUpdateInput(serializers.Serializer):
 class ReplyOutput(serializers.Serializer):
     message_id = serializers.UUIDField()
     session_id = serializers.CharField()
-

@@ -18,12 +18,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from memory.digests import keyword_digests
 from memory.embeddings import EmbeddingUnavailable, get_embedder
 from memory.extraction import Candidate, CustomerText, ModelUnavailable, get_extractor
 from memory.grounding import Grounded, Rejected, ground
 from memory.memory_writer import WriteOutcome, write_entries
 from memory.models import Message, Turn
-from memory.digests import keyword_digests
 from memory.text_analysis import search_tokens, split_sentences
 from memory.turn_queue import enqueue_turn
 from tenants import scope

@@ -6,24 +6,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0002_row_level_security'),
-        ('tenants', '0002_row_level_security'),
+        ("memory", "0002_row_level_security"),
+        ("tenants", "0002_row_level_security"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='message',
-            name='keyword_digests',
-            field=django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=32), blank=True, default=list, size=None),
+            model_name="message",
+            name="keyword_digests",
+            field=django.contrib.postgres.fields.ArrayField(
+                base_field=models.CharField(max_length=32), blank=True, default=list, size=None
+            ),
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=django.contrib.postgres.indexes.GinIndex(fields=['keyword_digests'], name='memory_keyword_digests'),
+            model_name="memory",
+            index=django.contrib.postgres.indexes.GinIndex(fields=["keyword_digests"], name="memory_keyword_digests"),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=django.contrib.postgres.indexes.GinIndex(fields=['keyword_digests'], name='message_keyword_digests'),
+            model_name="message",
+            index=django.contrib.postgres.indexes.GinIndex(fields=["keyword_digests"], name="message_keyword_digests"),
         ),
     ]
