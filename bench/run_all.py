@@ -1,7 +1,8 @@
 """`make bench`: every benchmark, each writing its section of docs/benchmarks.md."""
 
-from bench import embedding_batch, ingest_latency
+from bench import embedding_batch, ingest_latency, recall_scale
 
 if __name__ == "__main__":
-    for module in (embedding_batch, ingest_latency):
-        print(module.main())
+    print(embedding_batch.main())
+    print(ingest_latency.main())
+    print(recall_scale.main(100_000, 1_000))

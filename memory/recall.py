@@ -21,6 +21,8 @@ import dataclasses
 from collections import Counter
 
 import numpy as np
+from django.db import connection
+from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
 from memory.digests import keyword_digests, topic_digest
@@ -96,6 +98,25 @@ def _maybe_distance(queryset, vectors):
     return _with_distance(queryset, vectors[0]) if vectors is not None else queryset
 
 
+def _token_frequencies(space_id, digests: list[str]) -> tuple[Counter, int]:
+    """How many of the space's active statements carry each digest, and how many there are."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT d, count(*) FROM memory_memory, unnest(keyword_digests) AS d
+            WHERE space_id = %s AND superseded_by_id IS NULL AND kind <> 'topic' AND d = ANY(%s::varchar[])
+            GROUP BY d
+            """,
+            [space_id, digests],
+        )
+        frequency = Counter(dict(cursor.fetchall()))
+        cursor.execute(
+            "SELECT count(*) FROM memory_memory WHERE space_id = %s AND superseded_by_id IS NULL AND kind <> 'topic'",
+            [space_id],
+        )
+        return frequency, cursor.fetchone()[0]
+
+
 def _vector_candidates(active, vectors: np.ndarray) -> dict:
     best: dict = {}
     for vector in vectors:
@@ -106,15 +127,12 @@ def _vector_candidates(active, vectors: np.ndarray) -> dict:
     return best
 
 
-def _useful_tokens(active, space_id, tokens: set[str]) -> dict[str, str]:
+def _useful_tokens(space_id, tokens: set[str]) -> dict[str, str]:
     """Query tokens (as digests) that occur in the space and are not too common to mean anything."""
     digests = {keyword_digests(space_id, [t])[0]: t for t in tokens if t}
     if not digests:
         return {}
-    statements = active.exclude(kind="topic")
-    rows = list(statements.filter(keyword_digests__overlap=list(digests)).values_list("keyword_digests", flat=True))
-    total = statements.count()
-    frequency = Counter(d for row in rows for d in set(row) if d in digests)
+    frequency, total = _token_frequencies(space_id, list(digests))
     if total >= COMMON_TOKEN_MIN_ROWS:
         return {d: t for d, t in digests.items() if frequency[d] and frequency[d] / total <= COMMON_TOKEN_SHARE}
     return {d: t for d, t in digests.items() if frequency[d]}
@@ -146,7 +164,8 @@ def recall(
         # Recall must not take the turn down with it: keyword and topic matches still work.
         vectors, warning = None, f"vector search skipped: {exc}"
 
-    active = Memory.objects.filter(space=space, superseded_by__isnull=True)
+    # Never load the stored vectors: distances are computed in SQL.
+    active = Memory.objects.filter(space=space, superseded_by__isnull=True).defer("embedding")
     if kinds:
         active = active.filter(kind__in=kinds)
     scored: dict = {}
@@ -166,19 +185,26 @@ def recall(
         entry(memory).ranks["vector"] = rank
 
     if settings["hybrid"]:
-        useful = _useful_tokens(active, space.id, analysis.keywords)
+        useful = _useful_tokens(space.id, analysis.keywords)
         if useful:
-            matches = list(_maybe_distance(active.filter(keyword_digests__overlap=list(useful)), vectors))
-            for memory in matches:
-                entry(memory).matched_tokens = len(set(memory.keyword_digests) & set(useful))
-            ordered = sorted(matches, key=lambda m: (-scored[m.pk].matched_tokens, -m.importance))
-            for rank, memory in enumerate(ordered, start=1):
-                scored[memory.pk].ranks["keyword"] = rank
+            matched = RawSQL(
+                "cardinality(ARRAY(SELECT unnest(keyword_digests) INTERSECT SELECT unnest(%s::varchar[])))",
+                [list(useful)],
+            )
+            matches = (
+                _maybe_distance(active.filter(keyword_digests__overlap=list(useful)), vectors)
+                .annotate(matched=matched)
+                .order_by("-matched", "-importance")[:VECTOR_CANDIDATES]
+            )
+            for rank, memory in enumerate(matches, start=1):
+                item = entry(memory)
+                item.matched_tokens = memory.matched
+                item.ranks["keyword"] = rank
         topic_digests = {topic_digest(space.id, key) for key in analysis.topic_keys if key}
         topic_digests.discard("")
         if topic_digests:
-            topical = _maybe_distance(active.filter(topic_digest__in=topic_digests), vectors)
-            for rank, memory in enumerate(sorted(topical, key=lambda m: -m.importance), start=1):
+            topical = _maybe_distance(active.filter(topic_digest__in=topic_digests), vectors).order_by("-importance")
+            for rank, memory in enumerate(topical[:VECTOR_CANDIDATES], start=1):
                 entry(memory).ranks["topic"] = rank
         if settings["keep_transcripts"] and not kinds:
             _transcript_candidates(space, analysis, scored)
