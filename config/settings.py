@@ -207,3 +207,7 @@ ENGRAM_MODEL_MAX_RETRIES = int(os.environ.get("ENGRAM_MODEL_MAX_RETRIES", "2"))
 # A turn whose model or embedding call fails is retried with exponential backoff, this many times.
 ENGRAM_TURN_MAX_ATTEMPTS = int(os.environ.get("ENGRAM_TURN_MAX_ATTEMPTS", "6"))
 ENGRAM_TURN_RETRY_BASE_SECONDS = float(os.environ.get("ENGRAM_TURN_RETRY_BASE_SECONDS", "5"))
+
+# Key of the deletion audit's content digests (base64 of 32 bytes). Without it the digests are
+# keyed from SECRET_KEY, so rotating SECRET_KEY would make earlier digests unverifiable.
+ENGRAM_AUDIT_KEY = os.environ.get("ENGRAM_AUDIT_KEY", "")

@@ -12,11 +12,17 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import memory_deletion, memory_edits, recall, synthesis, turn_intake, turn_processing
+from memory import forgetting, memory_deletion, memory_edits, recall, synthesis, turn_intake, turn_processing
+from memory.embeddings import EmbeddingUnavailable
+from memory.forget_judge import read_intent
+from memory.memory_deletion import DeletionContext
+from memory.models import DeletionAudit
 from memory.models import Turn
 from memory.serializers import (
     IngestInput,
     MemoryOutput,
+    ForgetInput,
+    ForgetOutput,
     MemoryUpdateInput,
     RecallInput,
     RecallOutput,
@@ -50,7 +56,35 @@ def wants_wait(request) -> bool:
     return request.query_params.get("wait", "").lower() in ("1", "true", "yes")
 
 
-def respond_with_turn(request, receipt: turn_intake.TurnReceipt, *, recall_query: str | None = None) -> Response:
+def api_actor(request) -> str:
+    return f"api key {request.auth.name} (eng_{request.auth.prefix})"
+
+
+def forget_in_turn(request, receipt: turn_intake.TurnReceipt, message: str):
+    """Check a new customer message for a forget request or correction, before anything is recalled."""
+    if not receipt.is_new:
+        return None
+    try:
+        outcome = forgetting.forget(
+            space=receipt.turn.space,
+            utterance=message,
+            context=DeletionContext(
+                cause=DeletionAudit.Cause.CUSTOMER_REQUEST, actor=api_actor(request), turn_id=receipt.turn.id
+            ),
+        )
+    except EmbeddingUnavailable:
+        # Nothing can be matched right now; an explicit request is still never mined as a fact.
+        if read_intent(message).kind == "explicit":
+            turn_intake.mark_forget_handled(receipt.turn)
+        return None
+    if outcome.handled:
+        turn_intake.mark_forget_handled(receipt.turn)
+    return outcome
+
+
+def respond_with_turn(
+    request, receipt: turn_intake.TurnReceipt, *, recall_query: str | None = None, forgot=None
+) -> Response:
     """The turn's receipt; for a single message also what is recalled for it, at turn start."""
     turn = receipt.turn
     recalled = None
@@ -60,6 +94,11 @@ def respond_with_turn(request, receipt: turn_intake.TurnReceipt, *, recall_query
     if wait and turn.status == Turn.Status.QUEUED:
         turn = turn_processing.attempt_turn(turn)
     body = turn_result(turn, detailed=wait)
+    if forgot is not None:
+        body["forgotten"] = [dataclasses.asdict(d) for d in forgot.forgotten]
+        body["confirmation"] = forgot.confirmation
+        if forgot.more_matched:
+            body["more_matched"] = forgot.more_matched
     if recalled is not None:
         body.update(memories=recalled.hits, prompt=recalled.prompt)
         if recalled.warning:
@@ -78,7 +117,8 @@ class TurnCreate(APIView):
         values = data.validated_data
         space = space_in_scope(request, external_id, create=values.pop("create_space"))
         receipt = turn_intake.receive_turn(space=space, **values)
-        return respond_with_turn(request, receipt, recall_query=values["message"])
+        forgot = forget_in_turn(request, receipt, values["message"])
+        return respond_with_turn(request, receipt, recall_query=values["message"], forgot=forgot)
 
 
 class TranscriptIngest(APIView):
@@ -180,7 +220,11 @@ class MemoryDetail(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
-        memory_deletion.delete_memory(memory=memory_edits.find_memory(space=space, memory_id=memory_id))
+        memory_deletion.delete_memory(
+            memory=memory_edits.find_memory(space=space, memory_id=memory_id),
+            space=space,
+            context=DeletionContext(cause=DeletionAudit.Cause.API_KEY, actor=api_actor(request)),
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -212,3 +256,37 @@ class Recall(APIView):
         if values["synthesize"]:
             body["answer"], body["synthesis"] = synthesis.synthesize(values["query"], result.hits)
         return Response(RecallOutput(body).data)
+
+
+class Forget(APIView):
+    required_scopes = {"POST": READ}
+
+    @extend_schema(request=ForgetInput, responses=ForgetOutput)
+    def post(self, request, external_id):
+        space = space_in_scope(request, external_id)
+        data = ForgetInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        if not values["utterance"].strip():
+            raise ValidationError({"utterance": ["Must be non-empty text."]})
+        outcome = forgetting.forget(
+            space=space,
+            utterance=values["utterance"],
+            context=DeletionContext(cause=DeletionAudit.Cause.CUSTOMER_REQUEST, actor=api_actor(request)),
+            dry_run=values["dry_run"],
+        )
+        body = {
+            "dry_run": outcome.dry_run,
+            "is_forget_request": outcome.is_forget_request,
+            "forgotten": [dataclasses.asdict(d) for d in outcome.forgotten],
+            "more_matched": outcome.more_matched,
+            "confirmation": outcome.confirmation,
+            "limits": outcome.limits,
+            "candidates": [
+                {"id": c.memory.pk, "kind": c.memory.kind, "content": c.memory.content, "distance": round(c.distance, 4)}
+                for c in outcome.candidates
+            ]
+            if outcome.dry_run
+            else [],
+        }
+        return Response(ForgetOutput(body).data)

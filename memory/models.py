@@ -127,6 +127,8 @@ class Turn(models.Model):
     # JSON list of {"content", "reason"}, encrypted: rejected text is customer text too.
     rejected = EncryptedTextField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
+    # The message was a forget request or a correction that deleted something: it is not mined.
+    forget_handled = models.BooleanField(default=False)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -135,3 +137,38 @@ class Turn(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["space", "source_digest"], name="turn_source_per_space")]
         indexes = [models.Index(fields=["space", "created_at"]), models.Index(fields=["status", "next_attempt_at"])]
+
+
+class DeletionAudit(models.Model):
+    """One deleted memory, for support staff: when, where, why, under which limits — never the content.
+
+    Append-only: a database trigger refuses UPDATE and DELETE, also for the application's role.
+    The space is recorded by value (no foreign key), so the record outlives an erased space.
+    """
+
+    class Cause(models.TextChoices):
+        CUSTOMER_REQUEST = "customer_request"
+        OPERATOR = "operator"
+        API_KEY = "api_key"
+        SPACE_ERASURE = "space_erasure"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant_id = models.UUIDField(db_index=True)
+    occurred_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    space_uuid = models.UUIDField()
+    space_external_id = models.CharField(max_length=128)
+    memory_id = models.UUIDField()
+    memory_kind = models.CharField(max_length=16)
+    cause = models.CharField(max_length=32, choices=Cause.choices)
+    turn_id = models.UUIDField(null=True, blank=True)
+    actor = models.CharField(max_length=200, blank=True, default="")
+    matched_distance = models.FloatField(null=True, blank=True)
+    limits = models.JSONField(default=dict, blank=True)
+    # HMAC of the normalised deleted text under the audit key: confirms a text without keeping it.
+    content_digest = models.CharField(max_length=64)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["tenant_id", "space_external_id", "occurred_at"]),
+            models.Index(fields=["tenant_id", "content_digest"]),
+        ]

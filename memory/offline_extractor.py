@@ -168,6 +168,8 @@ class OfflineExtractor:
             language = detect_language(sentence)
             if is_question(sentence, language) or is_small_talk(sentence, language):
                 continue
+            if _has_any("EXPLICIT_FORGET", normalise(sentence), language):
+                continue  # "forget that we have four vans" is a request, never a fact
             kind = classify(sentence, language)
             if kind is None:
                 continue

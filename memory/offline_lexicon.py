@@ -119,3 +119,44 @@ QUESTION_OPENERS = {
     "fr": "pourquoi, comment, quand, où, qui, quel, pouvez-vous, est-ce que",
     "ja": "",
 }
+
+# Forget requests and corrections, for the offline forget judge. EXPLICIT_FORGET always asks to
+# delete (and the message is never mined); CORRECTION negates something that may be stored (it
+# deletes only what lies within the forget floor, and is mined as usual when nothing does).
+EXPLICIT_FORGET = {
+    "en": "forget, delete what you know, remove what you know, don't remember, stop remembering, erase",
+    "ru": "забудь, забудьте, удалите, удали, сотрите, не запоминайте",
+    "cs": "zapomeňte, zapomeň, smažte, vymažte, nepamatujte si",
+    "de": "vergiss, vergessen sie, löschen sie, lösch, merken sie sich nicht",
+    "es": "olvida, olvide, olvídate, olvídese, borra, borre, elimina",
+    "fr": "oublie, oubliez, supprimez, efface, effacez",
+    "ja": "忘れて, 削除して, 消して, 覚えないで",
+}
+CORRECTION = {
+    "en": "that's not, that is not, not my company, not our company, we don't, we do not, i don't, i do not, that's wrong, that is wrong, incorrect, not true, we never, no longer",
+    "ru": "это не, не моя компания, не наша компания, мы не, я не, неправда, неверно, больше не",
+    "cs": "to není, není moje firma, není naše firma, neděláme, nejsme, to je špatně, už ne",
+    "de": "das ist nicht, nicht meine firma, nicht unsere firma, wir machen kein, machen das nicht, wir haben keine, das stimmt nicht, nicht mehr",
+    "es": "eso no es, no es mi empresa, no es nuestra empresa, no hacemos, no tenemos, eso es incorrecto, ya no",
+    "fr": "ce n'est pas, pas mon entreprise, pas notre entreprise, nous ne, je ne, c'est faux, plus de",
+    "ja": "違います, ではありません, じゃない, ではない, していません, 作っていません, もうない",
+}
+# What follows these in an explicit request names the target ("forget what you know about X").
+FORGET_TARGET_MARKERS = {
+    "en": "about, that",
+    "ru": "о, об, про, что",
+    "cs": "o, že",
+    "de": "über, dass",
+    "es": "sobre, de, que",
+    "fr": "sur, de, que",
+    "ja": "について, のこと",
+}
+CONFIRMATIONS = {
+    "en": ("Done, I have forgotten: {items}.", "I had nothing stored about that, so there was nothing to forget.", " ({more} more matched and can be removed if you ask again.)"),
+    "ru": ("Готово, я забыл: {items}.", "Об этом у меня ничего не сохранено, забывать нечего.", " (Ещё совпало: {more}; их можно удалить повторной просьбой.)"),
+    "cs": ("Hotovo, zapomněl jsem: {items}.", "O tom jsem nic uloženého neměl, nebylo co zapomenout.", " (Shodovalo se ještě {more}; mohu je smazat, když požádáte znovu.)"),
+    "de": ("Erledigt, ich habe vergessen: {items}.", "Dazu hatte ich nichts gespeichert, es gab nichts zu vergessen.", " (Weitere {more} passten; ich lösche sie, wenn Sie erneut fragen.)"),
+    "es": ("Hecho, he olvidado: {items}.", "No tenía nada guardado sobre eso, así que no había nada que olvidar.", " (Coincidieron {more} más; puedo borrarlos si me lo pide de nuevo.)"),
+    "fr": ("C'est fait, j'ai oublié : {items}.", "Je n'avais rien d'enregistré à ce sujet, il n'y avait rien à oublier.", " ({more} autres correspondaient ; je peux les supprimer si vous le redemandez.)"),
+    "ja": ("承知しました。次の内容を忘れました：{items}。", "その件について保存されている情報はありませんでした。", "（他に{more}件が該当しました。もう一度ご依頼いただければ削除します。）"),
+}

@@ -114,6 +114,9 @@ class TurnOutput(serializers.Serializer):
     memories = RecalledMemory(many=True, required=False)
     prompt = serializers.CharField(required=False, allow_blank=True)
     recall_warning = serializers.CharField(required=False)
+    forgotten = serializers.ListField(child=serializers.DictField(), required=False)
+    confirmation = serializers.CharField(required=False, allow_blank=True)
+    more_matched = serializers.IntegerField(required=False)
     created = MemoryBrief(many=True, required=False)
     merged = MemoryBrief(many=True, required=False)
     superseded = serializers.ListField(child=serializers.UUIDField(), required=False)
@@ -130,3 +133,47 @@ class MemoryUpdateInput(serializers.Serializer):
 class ReplyOutput(serializers.Serializer):
     message_id = serializers.UUIDField()
     session_id = serializers.CharField()
+
+
+class ForgetInput(serializers.Serializer):
+    utterance = StrictTextField(max_length=32 * 1024)
+    dry_run = serializers.BooleanField(required=False, default=False)
+
+
+class ForgottenOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    kind = serializers.CharField()
+    content = serializers.CharField()
+
+
+class ForgetCandidateOutput(ForgottenOutput):
+    distance = serializers.FloatField()
+
+
+class ForgetOutput(serializers.Serializer):
+    dry_run = serializers.BooleanField()
+    is_forget_request = serializers.BooleanField()
+    forgotten = ForgottenOutput(many=True)
+    more_matched = serializers.IntegerField()
+    confirmation = serializers.CharField(allow_blank=True)
+    limits = serializers.DictField()
+    candidates = ForgetCandidateOutput(many=True)
+
+
+class DeletionOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    occurred_at = serializers.DateTimeField()
+    space = serializers.CharField(source="space_external_id")
+    memory_id = serializers.UUIDField()
+    memory_kind = serializers.CharField()
+    cause = serializers.CharField()
+    turn_id = serializers.UUIDField(allow_null=True)
+    actor = serializers.CharField()
+    matched_distance = serializers.FloatField(allow_null=True)
+    limits = serializers.DictField()
+    content_digest = serializers.CharField()
+
+
+class DeletionCheckInput(serializers.Serializer):
+    space = serializers.CharField(max_length=128)
+    text = StrictTextField(max_length=32 * 1024)

@@ -175,3 +175,10 @@ def find_turn(*, space=None, turn_id) -> Turn:
     if turn is None:
         raise TurnNotFound("No such turn.")
     return turn
+
+
+def mark_forget_handled(turn: Turn) -> None:
+    """The message asked to forget: never mine it, and do not keep its text."""
+    turn.forget_handled = True
+    turn.save(update_fields=["forget_handled", "updated_at"])
+    Message.objects.filter(pk__in=turn.message_ids).update(content=None, keyword_digests=[])

@@ -75,7 +75,9 @@ def process_turn(turn: Turn) -> Turn:
     messages = list(
         Message.objects.filter(id__in=turn.message_ids, role=Message.Role.CUSTOMER).order_by("sent_at", "id")
     )
-    analyses, grounded_per_message, rejected = analyse([m for m in messages if m.content])
+    # A forget request is never mined: it must not re-create what it just deleted.
+    to_mine = [] if turn.forget_handled else [m for m in messages if m.content]
+    analyses, grounded_per_message, rejected = analyse(to_mine)
     with transaction.atomic():
         outcome = WriteOutcome()
         for analysis, grounded in zip(analyses, grounded_per_message, strict=True):
@@ -95,7 +97,7 @@ def process_turn(turn: Turn) -> Turn:
         turn.error = ""
         turn.next_attempt_at = None
         turn.save()
-        if space_settings["keep_transcripts"]:
+        if space_settings["keep_transcripts"] and not turn.forget_handled:
             for message in messages:
                 if message.content:
                     digests = keyword_digests(space.id, search_tokens(message.content))

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memory import api
+from memory import api, audit_api
 
 urlpatterns = [
     path("spaces/<str:external_id>/turns", api.TurnCreate.as_view(), name="turn-create"),
@@ -14,5 +14,8 @@ urlpatterns = [
         name="memory-history",
     ),
     path("spaces/<str:external_id>/recall", api.Recall.as_view(), name="recall"),
+    path("spaces/<str:external_id>/forget", api.Forget.as_view(), name="forget"),
+    path("deletions", audit_api.DeletionList.as_view(), name="deletion-list"),
+    path("deletions/check", audit_api.DeletionCheck.as_view(), name="deletion-check"),
     path("turns/<uuid:turn_id>", api.TurnDetail.as_view(), name="turn-detail"),
 ]

@@ -61,5 +61,7 @@ class SpaceDetail(GenericAPIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request, external_id):
-        spaces.erase_space(space=self.space())
+        from memory.space_erasure import erase_space  # the memory app audits what the erasure deletes
+
+        erase_space(space=self.space(), actor=f"api key {request.auth.name} (eng_{request.auth.prefix})")
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,97 @@
+"""The deletion audit for support staff and admin keys: list, filter, export as CSV, check a text."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.core.exceptions import ValidationError
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.generics import GenericAPIView
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory import deletion_audit
+from memory.models import DeletionAudit
+from memory.serializers import DeletionCheckInput, DeletionOutput
+
+CSV_COLUMNS = [
+    "id", "occurred_at", "space", "memory_id", "memory_kind", "cause", "turn_id", "actor", "matched_distance",
+    "limits", "content_digest",
+]  # fmt: skip
+
+
+class CsvRenderer(BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        rows = data if isinstance(data, list) else data.get("results", [data])
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(row)
+        return out.getvalue().encode()
+
+
+def _time(value: str | None, field: str):
+    if not value:
+        return None
+    parsed = parse_datetime(value)
+    if parsed is None:
+        raise ValidationError({field: ["Use an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z."]})
+    return parsed
+
+
+class DeletionList(GenericAPIView):
+    required_scopes = {"GET": {"admin"}}
+    serializer_class = DeletionOutput
+    renderer_classes = [JSONRenderer, CsvRenderer]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("space", str),
+            OpenApiParameter("cause", str, enum=DeletionAudit.Cause.values),
+            OpenApiParameter("since", str, description="ISO 8601"),
+            OpenApiParameter("until", str, description="ISO 8601"),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+        ],
+        responses=DeletionOutput(many=True),
+    )
+    def get(self, request):
+        params = request.query_params
+        cause = params.get("cause") or None
+        if cause and cause not in DeletionAudit.Cause.values:
+            raise ValidationError({"cause": [f"Choose from {', '.join(DeletionAudit.Cause.values)}."]})
+        rows = deletion_audit.deletions(
+            tenant_id=request.auth.tenant_id,
+            space_external_id=params.get("space") or None,
+            cause=cause,
+            since=_time(params.get("since"), "since"),
+            until=_time(params.get("until"), "until"),
+        )
+        if getattr(request, "accepted_renderer", None) and request.accepted_renderer.format == "csv":
+            response = Response(DeletionOutput(rows, many=True).data)
+            response["Content-Disposition"] = 'attachment; filename="deletions.csv"'
+            return response
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(DeletionOutput(page, many=True).data)
+
+
+class DeletionCheck(APIView):
+    required_scopes = {"POST": {"admin"}}
+
+    @extend_schema(request=DeletionCheckInput, responses=DeletionOutput(many=True))
+    def post(self, request):
+        data = DeletionCheckInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        rows = deletion_audit.was_deleted(
+            tenant_id=request.auth.tenant_id,
+            space_external_id=data.validated_data["space"],
+            text=data.validated_data["text"],
+        )
+        return Response({"deleted": bool(rows), "records": DeletionOutput(rows, many=True).data})

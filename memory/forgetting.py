@@ -1,0 +1,125 @@
+"""Forgetting in conversation: the judge decides, code bounds the damage, the result is read back.
+
+Code, never the model, sets how much a decision can delete:
+- candidates come only from this space, and only within the space's forget floor (a cosine
+  distance stricter than recall): similarity search always has a nearest row, and without the
+  floor "forget what you know about X" would delete whatever ranked first;
+- at most ``max_deletions_per_request`` entries (default 3, never more than 10) per request, so
+  one misreading stays bounded; how many more matched is reported;
+- a statement that negates nothing stored deletes nothing (and is mined as usual).
+Deletion is permanent and audited (``memory_deletion``); the caller gets what was deleted and a
+sentence in the customer's language that names it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pgvector.django import CosineDistance
+
+from memory import offline_lexicon as lexicon
+from memory.digests import topic_digest
+from memory.embeddings import get_embedder
+from memory.forget_judge import ForgetIntent, judge, read_intent
+from memory.memory_deletion import Deleted, DeletionContext, delete_memories
+from memory.models import Memory
+from memory.text_analysis import normalise
+from tenants.space_settings import SETTINGS, effective_settings
+
+HARD_MAX_DELETIONS = int(SETTINGS["max_deletions_per_request"].maximum)
+
+
+@dataclasses.dataclass
+class Candidate:
+    memory: Memory
+    distance: float
+
+
+@dataclasses.dataclass
+class ForgetOutcome:
+    intent: ForgetIntent
+    is_forget_request: bool
+    forgotten: list[Deleted]
+    more_matched: int
+    confirmation: str
+    candidates: list[Candidate]
+    limits: dict
+    dry_run: bool
+    engine: str
+
+    @property
+    def handled(self) -> bool:
+        """The message was about forgetting: it must not be mined for new memories."""
+        return self.intent.kind == "explicit" or bool(self.forgotten) or (self.dry_run and self.is_forget_request)
+
+
+def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> list[Candidate]:
+    vectors = get_embedder().embed(intent.targets)
+    active = Memory.objects.filter(space=space, superseded_by__isnull=True).defer("embedding")
+    best: dict = {}
+    for vector in vectors:
+        rows = (
+            active.exclude(kind="topic")
+            .annotate(distance=CosineDistance("embedding", vector))
+            .filter(distance__lte=floor)
+            .order_by("distance")[: HARD_MAX_DELETIONS * 2]
+        )
+        for memory in rows:
+            if memory.pk not in best or memory.distance < best[memory.pk].distance:
+                best[memory.pk] = Candidate(memory, float(memory.distance))
+    if intent.kind == "explicit":
+        # "forget what you know about renewal": the topic itself, by exact key.
+        keys = {topic_digest(space.id, normalise(t)) for t in intent.targets if t}
+        for memory in active.filter(kind="topic", topic_digest__in=keys - {""}):
+            best.setdefault(memory.pk, Candidate(memory, 0.0))
+    return sorted(best.values(), key=lambda c: c.distance)
+
+
+def confirmation_for(language: str, forgotten: list[Deleted], more: int, *, explicit: bool) -> str:
+    done, nothing, more_note = lexicon.CONFIRMATIONS.get(language, lexicon.CONFIRMATIONS["en"])
+    if not forgotten:
+        return nothing if explicit else ""
+    items = "; ".join(f"“{d.content}”" for d in forgotten)
+    return done.format(items=items) + (more_note.format(more=more) if more else "")
+
+
+def forget(*, space, utterance: str, context: DeletionContext, dry_run: bool = False) -> ForgetOutcome:
+    settings = effective_settings(space)
+    floor = settings["forget_floor"]
+    limit = min(settings["max_deletions_per_request"], HARD_MAX_DELETIONS)
+    limits = {"forget_floor": floor, "max_deletions_per_request": limit}
+    intent = read_intent(utterance)
+    candidates = candidates_within_floor(space=space, intent=intent, floor=floor)
+    judgement = judge(utterance, intent, [(str(c.memory.pk), c.memory.content) for c in candidates])
+    chosen_ids = set(judgement.delete_ids) if judgement.is_forget_request else set()
+    # Only ids that code offered, nearest first, never more than the limit.
+    chosen = [c for c in candidates if str(c.memory.pk) in chosen_ids]
+    to_delete, overflow = chosen[:limit], chosen[limit:]
+    if dry_run:
+        forgotten = [Deleted(c.memory.pk, c.memory.kind, c.memory.content) for c in to_delete]
+    elif to_delete:
+        forgotten = delete_memories(
+            space=space,
+            memories=[c.memory for c in to_delete],
+            context=dataclasses.replace(context, limits=limits),
+            distances={c.memory.pk: c.distance for c in to_delete},
+        )
+    else:
+        forgotten = []
+    explicit = intent.kind == "explicit" or (judgement.engine == "openai" and judgement.is_forget_request)
+    confirmation = ""
+    if judgement.is_forget_request or intent.kind == "explicit":
+        # Always our own sentence, built from what was actually deleted: a model's wording could
+        # name something the limits kept.
+        confirmation = confirmation_for(intent.language, forgotten, len(overflow), explicit=explicit)
+    return ForgetOutcome(
+        intent=intent,
+        is_forget_request=judgement.is_forget_request or intent.kind == "explicit",
+        forgotten=forgotten,
+        more_matched=len(overflow),
+        confirmation=confirmation,
+        candidates=candidates,
+        limits=limits,
+        dry_run=dry_run,
+        engine=judgement.engine,
+    )
