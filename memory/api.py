@@ -16,13 +16,12 @@ from memory import forgetting, memory_deletion, memory_edits, recall, synthesis,
 from memory.embeddings import EmbeddingUnavailable
 from memory.forget_judge import read_intent
 from memory.memory_deletion import DeletionContext
-from memory.models import DeletionAudit
-from memory.models import Turn
+from memory.models import DeletionAudit, Turn
 from memory.serializers import (
-    IngestInput,
-    MemoryOutput,
     ForgetInput,
     ForgetOutput,
+    IngestInput,
+    MemoryOutput,
     MemoryUpdateInput,
     RecallInput,
     RecallOutput,
@@ -283,7 +282,12 @@ class Forget(APIView):
             "confirmation": outcome.confirmation,
             "limits": outcome.limits,
             "candidates": [
-                {"id": c.memory.pk, "kind": c.memory.kind, "content": c.memory.content, "distance": round(c.distance, 4)}
+                {
+                    "id": c.memory.pk,
+                    "kind": c.memory.kind,
+                    "content": c.memory.content,
+                    "distance": round(c.distance, 4),
+                }
                 for c in outcome.candidates
             ]
             if outcome.dry_run

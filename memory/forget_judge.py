@@ -72,13 +72,19 @@ def read_intent(message: str) -> ForgetIntent:
         at = _find(text, phrase, language)
         if at < 0:
             continue
-        rest = text[at + len(phrase) :]
-        target = rest
-        for marker in _phrases(lexicon.FORGET_TARGET_MARKERS, language):
-            where = _find(rest, marker, language)
-            if where >= 0:
-                target = rest[where + len(marker) :]
-                break
+        if language == "ja":
+            # Japanese names the target before the verb: 「家具について忘れてください」.
+            target = text[:at]
+            for marker in (*_phrases(lexicon.FORGET_TARGET_MARKERS, language), "を"):
+                target = target.removesuffix(marker)
+        else:
+            rest = text[at + len(phrase) :]
+            target = rest
+            for marker in _phrases(lexicon.FORGET_TARGET_MARKERS, language):
+                where = _find(rest, marker, language)
+                if where >= 0:
+                    target = rest[where + len(marker) :]
+                    break
         target = target.strip(" .,!?:;。、！？")
         return ForgetIntent("explicit", [t for t in {target, _denegated(target, language)} if t], language)
     if any(_find(text, p, language) >= 0 for p in _phrases(lexicon.CORRECTION, language)):

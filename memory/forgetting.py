@@ -4,6 +4,7 @@ Code, never the model, sets how much a decision can delete:
 - candidates come only from this space, and only within the space's forget floor (a cosine
   distance stricter than recall): similarity search always has a nearest row, and without the
   floor "forget what you know about X" would delete whatever ranked first;
+- and only within a small margin of the best match (one request is about one thing);
 - at most ``max_deletions_per_request`` entries (default 3, never more than 10) per request, so
   one misreading stays bounded; how many more matched is reported;
 - a statement that negates nothing stored deletes nothing (and is mined as usual).
@@ -15,18 +16,22 @@ from __future__ import annotations
 
 import dataclasses
 
+from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from memory import offline_lexicon as lexicon
-from memory.digests import topic_digest
+from memory.digests import keyword_digests, topic_digest
 from memory.embeddings import get_embedder
 from memory.forget_judge import ForgetIntent, judge, read_intent
 from memory.memory_deletion import Deleted, DeletionContext, delete_memories
 from memory.models import Memory
-from memory.text_analysis import normalise
+from memory.text_analysis import normalise, search_tokens
 from tenants.space_settings import SETTINGS, effective_settings
 
 HARD_MAX_DELETIONS = int(SETTINGS["max_deletions_per_request"].maximum)
+# Besides the floor, a candidate must be nearly as close as the best one: one request is about one
+# thing, and a second, looser match is more likely a different memory.
+MARGIN_FROM_BEST = 0.05
 
 
 @dataclasses.dataclass
@@ -53,10 +58,19 @@ class ForgetOutcome:
         return self.intent.kind == "explicit" or bool(self.forgotten) or (self.dry_run and self.is_forget_request)
 
 
+@dataclasses.dataclass
+class _Found:
+    memory: Memory
+    distance: float
+    named: bool = False  # matched by the words the request names, not only by closeness
+
+
 def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> list[Candidate]:
+    """This space's memories a request may delete: within the floor (and the margin of the best),
+    or — for an explicit "forget what you know about X" — carrying every word of X, or X's topic."""
     vectors = get_embedder().embed(intent.targets)
     active = Memory.objects.filter(space=space, superseded_by__isnull=True).defer("embedding")
-    best: dict = {}
+    found: dict = {}
     for vector in vectors:
         rows = (
             active.exclude(kind="topic")
@@ -65,14 +79,24 @@ def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> lis
             .order_by("distance")[: HARD_MAX_DELETIONS * 2]
         )
         for memory in rows:
-            if memory.pk not in best or memory.distance < best[memory.pk].distance:
-                best[memory.pk] = Candidate(memory, float(memory.distance))
+            if memory.pk not in found or memory.distance < found[memory.pk].distance:
+                found[memory.pk] = _Found(memory, float(memory.distance))
+    if found:
+        cutoff = min(f.distance for f in found.values()) + MARGIN_FROM_BEST
+        found = {pk: f for pk, f in found.items() if f.distance <= cutoff}
     if intent.kind == "explicit":
-        # "forget what you know about renewal": the topic itself, by exact key.
-        keys = {topic_digest(space.id, normalise(t)) for t in intent.targets if t}
-        for memory in active.filter(kind="topic", topic_digest__in=keys - {""}):
-            best.setdefault(memory.pk, Candidate(memory, 0.0))
-    return sorted(best.values(), key=lambda c: c.distance)
+        for target in intent.targets:
+            tokens = search_tokens(target)
+            if not tokens or len(tokens) > 6:
+                continue
+            keys = {topic_digest(space.id, t) for t in {*tokens, normalise(target)}} - {""}
+            named = active.filter(
+                Q(keyword_digests__contains=keyword_digests(space.id, tokens)) | Q(topic_digest__in=keys)
+            ).annotate(distance=CosineDistance("embedding", vectors[0]))
+            for memory in named[: HARD_MAX_DELETIONS * 2]:
+                found.setdefault(memory.pk, _Found(memory, float(memory.distance), named=True))
+    ranked = sorted(found.values(), key=lambda f: (f.memory.kind == "topic", f.distance))
+    return [Candidate(f.memory, f.distance) for f in ranked]
 
 
 def confirmation_for(language: str, forgotten: list[Deleted], more: int, *, explicit: bool) -> str:

@@ -152,11 +152,39 @@ FORGET_TARGET_MARKERS = {
     "ja": "について, のこと",
 }
 CONFIRMATIONS = {
-    "en": ("Done, I have forgotten: {items}.", "I had nothing stored about that, so there was nothing to forget.", " ({more} more matched and can be removed if you ask again.)"),
-    "ru": ("Готово, я забыл: {items}.", "Об этом у меня ничего не сохранено, забывать нечего.", " (Ещё совпало: {more}; их можно удалить повторной просьбой.)"),
-    "cs": ("Hotovo, zapomněl jsem: {items}.", "O tom jsem nic uloženého neměl, nebylo co zapomenout.", " (Shodovalo se ještě {more}; mohu je smazat, když požádáte znovu.)"),
-    "de": ("Erledigt, ich habe vergessen: {items}.", "Dazu hatte ich nichts gespeichert, es gab nichts zu vergessen.", " (Weitere {more} passten; ich lösche sie, wenn Sie erneut fragen.)"),
-    "es": ("Hecho, he olvidado: {items}.", "No tenía nada guardado sobre eso, así que no había nada que olvidar.", " (Coincidieron {more} más; puedo borrarlos si me lo pide de nuevo.)"),
-    "fr": ("C'est fait, j'ai oublié : {items}.", "Je n'avais rien d'enregistré à ce sujet, il n'y avait rien à oublier.", " ({more} autres correspondaient ; je peux les supprimer si vous le redemandez.)"),
-    "ja": ("承知しました。次の内容を忘れました：{items}。", "その件について保存されている情報はありませんでした。", "（他に{more}件が該当しました。もう一度ご依頼いただければ削除します。）"),
+    "en": (
+        "Done, I have forgotten: {items}.",
+        "I had nothing stored about that, so there was nothing to forget.",
+        " ({more} more matched and can be removed if you ask again.)",
+    ),
+    "ru": (
+        "Готово, я забыл: {items}.",
+        "Об этом у меня ничего не сохранено, забывать нечего.",
+        " (Ещё совпало: {more}; их можно удалить повторной просьбой.)",
+    ),
+    "cs": (
+        "Hotovo, zapomněl jsem: {items}.",
+        "O tom jsem nic uloženého neměl, nebylo co zapomenout.",
+        " (Shodovalo se ještě {more}; mohu je smazat, když požádáte znovu.)",
+    ),
+    "de": (
+        "Erledigt, ich habe vergessen: {items}.",
+        "Dazu hatte ich nichts gespeichert, es gab nichts zu vergessen.",
+        " (Weitere {more} passten; ich lösche sie, wenn Sie erneut fragen.)",
+    ),
+    "es": (
+        "Hecho, he olvidado: {items}.",
+        "No tenía nada guardado sobre eso, así que no había nada que olvidar.",
+        " (Coincidieron {more} más; puedo borrarlos si me lo pide de nuevo.)",
+    ),
+    "fr": (
+        "C'est fait, j'ai oublié : {items}.",
+        "Je n'avais rien d'enregistré à ce sujet, il n'y avait rien à oublier.",
+        " ({more} autres correspondaient ; je peux les supprimer si vous le redemandez.)",
+    ),
+    "ja": (
+        "承知しました。次の内容を忘れました：{items}。",
+        "その件について保存されている情報はありませんでした。",
+        "（他に{more}件が該当しました。もう一度ご依頼いただければ削除します。）",
+    ),
 }

@@ -58,7 +58,7 @@ SETTINGS = {
     for s in [
         Setting("dedup_distance", float, 0.06, 0.0, 1.0, "Cosine distance under which two facts of one kind merge."),
         Setting("recall_distance", float, 0.20, 0.0, 1.0, "Cosine distance a memory must be under to be recalled."),
-        Setting("forget_floor", float, 0.16, 0.0, 1.0, "Cosine distance a memory must be under to be forgotten."),
+        Setting("forget_floor", float, 0.10, 0.0, 1.0, "Cosine distance a memory must be under to be forgotten."),
         Setting("max_deletions_per_request", int, 3, 1, 10, "Most memories one forget request may delete."),
         Setting("recall_limit", int, 8, 1, 50, "Most memories returned by recall."),
         Setting("hybrid", bool, True, help="Fuse keyword and topic matches with vector similarity."),
