@@ -47,12 +47,20 @@ def main(turns: int = 120) -> str:
                 attempt_turn(receive_turn(space=space, message=text, session_id=session).turn)
 
         one("We run a fleet of four vans.", "warm-up")
+        from memory.prompt_block import estimate_tokens
+        from memory.recall import recall
+
+        prompt_tokens, transcript_tokens, transcript = [], [], 0
         for index in range(turns):
             text = " ".join(
                 rng.choice(SENTENCES).format(n=rng.randint(2, 9), month=rng.choice(MONTHS))
                 for _ in range(rng.randint(1, 3))
             )
             timings.append(timed(lambda text=text, index=index: one(text, f"s{index // 5}")))
+            transcript += estimate_tokens(text)
+            with scope.tenant_scope(tenant, space):
+                prompt_tokens.append(estimate_tokens(recall(space=space, query=text).prompt))
+            transcript_tokens.append(transcript)
         with scope.tenant_scope(tenant, space):
             from memory.models import Memory
 
@@ -61,7 +69,12 @@ def main(turns: int = 120) -> str:
         f"{turns} turns of 1–3 sentences (English, Russian, Japanese, Czech) into one space, offline extractor, "
         f"in-process embeddings, inline (`?wait=true` path).\n\n"
         f"| p50 | p95 | max | memory rows after |\n|---|---|---|---|\n"
-        f"| {median(timings):.1f} ms | {percentile(timings, 95):.1f} ms | {max(timings):.1f} ms | {rows} |"
+        f"| {median(timings):.1f} ms | {percentile(timings, 95):.1f} ms | {max(timings):.1f} ms | {rows} |\n\n"
+        f"Prompt block per turn (recall for that turn's message, default budget 600): median "
+        f"{median(prompt_tokens):.0f} tokens, p95 {percentile(prompt_tokens, 95):.0f}, max {max(prompt_tokens)}. "
+        f"Sending the whole transcript instead: median {median(transcript_tokens):.0f} tokens, "
+        f"p95 {percentile(transcript_tokens, 95):.0f}, {transcript_tokens[-1]} by turn {turns} (customer side only, "
+        f"so a lower bound)."
     )
     write_section("Ingest time per turn (offline engines)", body)
     return body

@@ -115,7 +115,8 @@ else:
     _server = embedded_postgres.ensure_running()
     _database = {
         "ENGINE": "django.db.backends.postgresql",
-        "NAME": embedded_postgres.APP_DATABASE,
+        # Another database on the embedded server (the benchmarks serve their throw-away one).
+        "NAME": os.environ.get("ENGRAM_DATABASE_NAME", embedded_postgres.APP_DATABASE),
         "USER": embedded_postgres.APP_ROLE,
         "PASSWORD": "",
         "HOST": _server.socket_dir,

@@ -11,3 +11,7 @@ from tenants.checks import database_role_problem  # noqa: E402
 _problem = database_role_problem()
 if _problem:
     raise RuntimeError(_problem)
+
+from memory.warmup import warm_up  # noqa: E402
+
+warm_up()

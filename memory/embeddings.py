@@ -8,6 +8,7 @@ Vectors are L2-normalised, so cosine distance is ``1 - a·b``.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
@@ -76,12 +77,47 @@ def _normalised(vectors: np.ndarray) -> np.ndarray:
     return vectors / norms
 
 
+class CachingEmbedder:
+    """Remembers the vectors of recently embedded texts (bounded), so the forget check and recall
+    of one turn, which both embed the customer's message, pay for it once; misses go in one batch."""
+
+    def __init__(self, inner, max_entries: int = 1024):
+        self.inner = inner
+        self.name = inner.name
+        self._cache: OrderedDict[tuple[str, bool], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_entries = max_entries
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        with self._lock:
+            found = {t: self._cache.get((t, query)) for t in texts}
+        missing = list(dict.fromkeys(t for t, v in found.items() if v is None))
+        if missing:
+            fresh = self.inner.embed(missing, query=query)
+            with self._lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    found[text] = vector
+                    self._cache[(text, query)] = vector
+                    self._cache.move_to_end((text, query))
+                while len(self._cache) > self.max_entries:
+                    self._cache.popitem(last=False)
+        if not texts:
+            return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
+        return np.stack([found[t] for t in texts])
+
+    def close(self) -> None:
+        if hasattr(self.inner, "close"):
+            self.inner.close()
+
+
 @lru_cache(maxsize=4)
 def _build(engine: str, base_url: str, api_key: str, model: str, timeout: float, max_retries: int):
     if engine == "local":
-        return LocalEmbedder()
+        return CachingEmbedder(LocalEmbedder())
     if engine == "openai":
-        return OpenAIEmbedder(base_url=base_url, api_key=api_key, model=model, timeout=timeout, max_retries=max_retries)
+        return CachingEmbedder(
+            OpenAIEmbedder(base_url=base_url, api_key=api_key, model=model, timeout=timeout, max_retries=max_retries)
+        )
     raise ValueError(f"Unknown ENGRAM_EMBEDDING_ENGINE {engine!r}; use 'local' or 'openai'.")
 
 
