@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from memory import deletion_audit
 from memory.models import DeletionAudit
 from memory.serializers import DeletionCheckInput, DeletionOutput
+from tenants.authentication import ApiKeyAuthentication, ConsoleSessionAuthentication
 
 CSV_COLUMNS = [
     "id", "occurred_at", "space", "memory_id", "memory_kind", "cause", "turn_id", "actor", "matched_distance",
@@ -47,8 +48,12 @@ def _time(value: str | None, field: str):
     return parsed
 
 
+AUDIT_READERS = {"admin", "audit"}  # admin API keys; support and admin console users
+
+
 class DeletionList(GenericAPIView):
-    required_scopes = {"GET": {"admin"}}
+    authentication_classes = [ApiKeyAuthentication, ConsoleSessionAuthentication]
+    required_scopes = {"GET": AUDIT_READERS}
     serializer_class = DeletionOutput
     renderer_classes = [JSONRenderer, CsvRenderer]
 
@@ -83,7 +88,8 @@ class DeletionList(GenericAPIView):
 
 
 class DeletionCheck(APIView):
-    required_scopes = {"POST": {"admin"}}
+    authentication_classes = [ApiKeyAuthentication, ConsoleSessionAuthentication]
+    required_scopes = {"POST": AUDIT_READERS}
 
     @extend_schema(request=DeletionCheckInput, responses=DeletionOutput(many=True))
     def post(self, request):

@@ -10,8 +10,9 @@ import dataclasses
 
 from rest_framework import authentication, exceptions, permissions
 
+from tenants import scope
 from tenants.api_keys import resolve_api_key
-from tenants.models import ApiKey
+from tenants.models import ApiKey, Membership
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +52,48 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         return self.keyword
 
 
+@dataclasses.dataclass(frozen=True)
+class ConsoleMember:
+    """A logged-in console user acting in one tenant through the API (``request.user``)."""
+
+    membership: Membership
+
+    is_authenticated = True
+    is_anonymous = False
+
+    @property
+    def tenant_id(self):
+        return self.membership.tenant_id
+
+
+def membership_for(user, tenant_id=None) -> Membership | None:
+    """The user's membership (in ``tenant_id`` if given), with the transaction scoped to its tenant."""
+    scope.allow_membership_lookup(user.pk)
+    # Not select_related("tenant"): the tenant row is invisible until the scope below is set.
+    memberships = Membership.objects.filter(user=user).order_by("created_at")
+    if tenant_id:
+        memberships = memberships.filter(tenant_id=tenant_id)
+    membership = memberships.first()
+    scope.allow_membership_lookup(0)
+    if membership is not None:
+        scope.enter_scope(membership.tenant_id)
+    return membership
+
+
+class ConsoleSessionAuthentication(authentication.SessionAuthentication):
+    """Console users (support staff reading the deletion audit) call a few endpoints with their session."""
+
+    def authenticate(self, request):
+        result = super().authenticate(request)
+        if result is None:
+            return None
+        user, _ = result
+        membership = membership_for(user, request._request.session.get("tenant_id"))
+        if membership is None:
+            raise exceptions.PermissionDenied("This user has no role in any tenant.")
+        return ConsoleMember(membership), membership
+
+
 class HasApiKeyScope(permissions.BasePermission):
     """The view's ``required_scope`` (default ``turns``) must be among the key's scopes.
 
@@ -61,7 +104,7 @@ class HasApiKeyScope(permissions.BasePermission):
     message = "This API key does not have the scope this endpoint needs."
 
     def has_permission(self, request, view):
-        if not isinstance(request.user, ApiClient):
+        if not isinstance(request.user, ApiClient | ConsoleMember):
             return False
         by_method = getattr(view, "required_scopes", None)
         if by_method is not None:

@@ -108,3 +108,10 @@ class Membership(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="one_membership_per_tenant")]
+
+    # What each role may do through the API with a console session (an API key has its own scopes).
+    SCOPES_BY_ROLE = {"operator": {"turns"}, "support": {"audit"}, "admin": {"turns", "admin", "audit"}}
+
+    @property
+    def scopes(self) -> set[str]:
+        return self.SCOPES_BY_ROLE.get(self.role, set())

@@ -282,3 +282,23 @@ def test_the_deletion_list_needs_the_admin_scope_and_is_tenant_scoped(tenant_a, 
     agent = api_client(issue_api_key(tenant=tenant_a, name="agent", scopes=["turns"]).secret)
     assert agent.get(reverse("deletion-list")).status_code == 403
     assert client_b.get(reverse("deletion-list")).json()["count"] == 0
+
+
+def test_support_staff_read_the_audit_with_their_console_session(client, client_a, space_a, tenant_a, tenant_b):
+    from tenants.tenant_admin import create_operator
+
+    say(client_a, space_a, "We have four vans.", session="a")
+    say(client_a, space_a, "Forget that we have four vans.", session="b")
+    support = create_operator(tenant=tenant_a, username="sam", password="a-long-password", role="support").user
+    operator = create_operator(tenant=tenant_a, username="olga", password="a-long-password", role="operator").user
+    outsider = create_operator(tenant=tenant_b, username="bob", password="a-long-password", role="support").user
+
+    client.force_login(support)
+    rows = client.get(reverse("deletion-list")).json()
+    assert rows["count"] >= 1 and {r["space"] for r in rows["results"]} == {space_a.external_id}
+    client.force_login(operator)
+    assert client.get(reverse("deletion-list")).status_code == 403
+    client.force_login(outsider)
+    assert client.get(reverse("deletion-list")).json()["count"] == 0
+    client.logout()
+    assert client.get(reverse("deletion-list")).status_code in (401, 403)

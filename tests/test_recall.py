@@ -231,3 +231,34 @@ def test_recall_reads_only_rows_of_the_scoped_space(tenant_a):
         assert Memory.objects.filter(space=one).count() == 0
     with scope.tenant_scope(tenant_a, one):
         assert run_recall(space=one, query="anything").hits == []
+
+
+def test_a_space_gets_all_its_matches_back_among_many_other_spaces_rows(tenant_a):
+    """Guards against the filtered-ANN trap: an index that fetches N candidates table-wide and filters
+    by space afterwards would return few or none of this space's rows here."""
+    import numpy as np
+
+    from memory.embeddings import get_embedder
+    from memory.recall import recall as run_recall
+
+    target, others = make_space(tenant_a, "target"), [make_space(tenant_a, f"other-{i}") for i in range(5)]
+    base = get_embedder().embed(["We run a fleet of four vans."])[0]
+    rng = np.random.default_rng(3)
+
+    def rows(space, count):
+        vectors = base + rng.normal(0, 0.004, (count, base.shape[0])).astype(np.float32)
+        return [
+            Memory(tenant_id=space.tenant_id, space=space, kind="fact", content=f"Van fact {i}", embedding=v,
+                   importance=0.5)
+            for i, v in enumerate(vectors)
+        ]  # fmt: skip
+
+    for space in others:
+        with scope.tenant_scope(tenant_a, space):
+            Memory.objects.bulk_create(rows(space, 300))
+    with scope.tenant_scope(tenant_a, target):
+        Memory.objects.bulk_create(rows(target, 60))
+        hits = run_recall(space=target, query="How many vans are in the fleet?", limit=50).hits
+    assert len(hits) == 50
+    with scope.tenant_scope(tenant_a, target):
+        assert Memory.objects.filter(pk__in=[h["id"] for h in hits], space=target).count() == 50
