@@ -117,10 +117,14 @@ def _token_frequencies(space_id, digests: list[str]) -> tuple[Counter, int]:
         return frequency, cursor.fetchone()[0]
 
 
-def _vector_candidates(active, vectors: np.ndarray) -> dict:
+def _vector_candidates(active, vectors: np.ndarray, threshold: float | None = None) -> dict:
+    """Nearest rows per query vector; with ``threshold`` only those within it (the served path)."""
     best: dict = {}
     for vector in vectors:
-        for memory in _with_distance(active, vector).order_by("distance")[:VECTOR_CANDIDATES]:
+        rows = _with_distance(active, vector)
+        if threshold is not None:
+            rows = rows.filter(distance__lte=threshold)
+        for memory in rows.order_by("distance")[:VECTOR_CANDIDATES]:
             current = best.get(memory.pk)
             if current is None or memory.distance < current.distance:
                 best[memory.pk] = memory
@@ -146,7 +150,9 @@ def recall(
     kinds: list[str] | None = None,
     current_session=None,
     overrides: dict | None = None,
+    explain: bool = False,
 ) -> RecallResult:
+    """Recall for ``query``. ``explain`` also keeps the nearest rows that did not pass (the playground)."""
     settings = {**effective_settings(space), **(overrides or {})}
     limit = limit or settings["recall_limit"]
     threshold = settings["recall_distance"]
@@ -165,7 +171,18 @@ def recall(
         vectors, warning = None, f"vector search skipped: {exc}"
 
     # Never load the stored vectors: distances are computed in SQL.
-    active = Memory.objects.filter(space=space, superseded_by__isnull=True).defer("embedding")
+    active = Memory.objects.filter(space=space, superseded_by__isnull=True).only(
+        "id",
+        "space_id",
+        "kind",
+        "content",
+        "topic",
+        "importance",
+        "event_at",
+        "updated_at",
+        "task_session_id",
+        "keyword_digests",
+    )
     if kinds:
         active = active.filter(kind__in=kinds)
     scored: dict = {}
@@ -177,7 +194,8 @@ def recall(
 
     # A topic row's content is only its name: a word that is near any short query. Topics are
     # matched by their key, never by vector.
-    nearest = _vector_candidates(active.exclude(kind="topic"), vectors) if vectors is not None else {}
+    statements = active.exclude(kind="topic")
+    nearest = _vector_candidates(statements, vectors, None if explain else threshold) if vectors is not None else {}
     passing = sorted((m for m in nearest.values() if m.distance <= threshold), key=lambda m: m.distance)
     for memory in nearest.values():
         entry(memory)
