@@ -1,0 +1,147 @@
+"""Console pages: thin views over the same services the API uses (so deletions here are audited too)."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_POST
+
+from console.access import AUDIT_ROLES, OPERATOR_ROLES, console_view, may_read_memory_text
+from console.charts import bar_chart
+from console.dashboards import overview as overview_numbers
+from memory import deletion_audit, memory_edits
+from memory.memory_deletion import DeletionContext, delete_memory
+from memory.models import DeletionAudit, Memory, Turn
+from tenants import spaces
+from tenants.models import Space
+
+PAGE_SIZE = 25
+
+
+def _space(request, external_id) -> Space:
+    return spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
+
+
+@console_view()
+def overview(request):
+    numbers = overview_numbers(request.membership.tenant_id)
+    chart = bar_chart(numbers["deletions_per_day"], title="Deletions per day, last 7 days")
+    return render(request, "console/overview.html", {"numbers": numbers, "chart": chart})
+
+
+@console_view()
+def space_list(request):
+    query = request.GET.get("q", "").strip()
+    rows = Space.objects.filter(tenant_id=request.membership.tenant_id).order_by("external_id")
+    if query:
+        rows = rows.filter(Q(external_id__icontains=query) | Q(display_name__icontains=query))
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "console/spaces.html", {"page": page, "q": query})
+
+
+@console_view()
+def space_detail(request, external_id):
+    space = _space(request, external_id)
+    show_text = may_read_memory_text(request)
+    memories = list(memory_edits.memories_of(space).select_related("source_session"))
+    groups = []
+    for kind in Memory.Kind.values:
+        rows = [m for m in memories if m.kind == kind]
+        if rows:
+            groups.append({"kind": kind, "rows": [_memory_row(m, show_text) for m in rows]})
+    turns = [_turn_row(t, show_text) for t in Turn.objects.filter(space=space).order_by("-created_at")[:20]]
+    return render(
+        request,
+        "console/space.html",
+        {"space": space, "groups": groups, "turns": turns, "show_text": show_text,
+         "can_delete": request.membership.role in OPERATOR_ROLES},
+    )  # fmt: skip
+
+
+def _memory_row(memory: Memory, show_text: bool) -> dict:
+    history = memory_edits.history_of(memory)[1:]
+    return {
+        "id": memory.id,
+        "content": memory.content if show_text else None,
+        "topic": memory.topic if show_text else None,
+        "importance": memory.importance,
+        "mentions": memory.mention_count,
+        "session": memory.source_session.external_id if memory.source_session else "",
+        "updated_at": memory.updated_at,
+        "history": [{"content": h.content if show_text else None, "created_at": h.created_at} for h in history],
+    }
+
+
+def _turn_row(turn: Turn, show_text: bool) -> dict:
+    rejected = json.loads(turn.rejected) if turn.rejected else []
+    return {
+        "id": turn.id,
+        "status": turn.status,
+        "created_at": turn.created_at,
+        "created": len(turn.created_ids),
+        "merged": len(turn.merged_ids),
+        "superseded": len(turn.superseded_ids),
+        "rejected": rejected if show_text else [{"content": None, "reason": r["reason"]} for r in rejected],
+        "error": turn.error,
+        "attempts": turn.attempts,
+    }
+
+
+@console_view(roles=OPERATOR_ROLES)
+def memory_delete(request, external_id, memory_id):
+    """GET: confirm. POST: delete through the same audited service as the API."""
+    space = _space(request, external_id)
+    memory = memory_edits.find_memory(space=space, memory_id=memory_id)
+    if request.method == "POST":
+        delete_memory(
+            memory=memory,
+            space=space,
+            context=DeletionContext(cause=DeletionAudit.Cause.OPERATOR, actor=f"operator {request.user.username}"),
+        )
+        messages.success(request, "The memory and its history were deleted; the deletion is in the audit.")
+        return redirect("console:space", external_id=space.external_id)
+    history = memory_edits.history_of(memory)
+    return render(request, "console/memory_delete.html", {"space": space, "memory": memory, "history": history})
+
+
+@console_view(roles=AUDIT_ROLES)
+def deletions(request):
+    params = request.GET
+    since, until = parse_datetime(params.get("since", "")), parse_datetime(params.get("until", ""))
+    cause = params.get("cause") if params.get("cause") in DeletionAudit.Cause.values else None
+    rows = deletion_audit.deletions(
+        tenant_id=request.membership.tenant_id,
+        space_external_id=params.get("space") or None,
+        cause=cause,
+        since=since,
+        until=until,
+    )
+    page = Paginator(rows, PAGE_SIZE).get_page(params.get("page"))
+    return render(
+        request,
+        "console/deletions.html",
+        {"page": page, "causes": DeletionAudit.Cause.values, "filters": params, "check": None},
+    )
+
+
+@console_view(roles=AUDIT_ROLES)
+@require_POST
+def deletion_check(request):
+    space, text = request.POST.get("space", "").strip(), request.POST.get("text", "")
+    if not space or not text.strip():
+        raise Http404("Give a space and a text.")
+    found = deletion_audit.was_deleted(tenant_id=request.membership.tenant_id, space_external_id=space, text=text)
+    rows = deletion_audit.deletions(tenant_id=request.membership.tenant_id)
+    page = Paginator(rows, PAGE_SIZE).get_page(1)
+    return render(
+        request,
+        "console/deletions.html",
+        {"page": page, "causes": DeletionAudit.Cause.values, "filters": {},
+         "check": {"space": space, "found": found}},
+    )  # fmt: skip
