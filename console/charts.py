@@ -19,11 +19,12 @@ def bar_chart(points: list[tuple[str, int]], *, width: int = 420, height: int = 
         bar_height = (height - 30) * value / top
         x = index * slot + slot * 0.15
         y = height - 20 - bar_height
+        middle = x + slot * 0.35
         bars.append(
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{slot * 0.7:.1f}" height="{bar_height:.1f}" class="bar">'
             f"<title>{escape(label)}: {value}</title></rect>"
-            f'<text x="{x + slot * 0.35:.1f}" y="{height - 5}" text-anchor="middle" class="axis">{escape(label)}</text>'
-            f'<text x="{x + slot * 0.35:.1f}" y="{max(y - 3, 10):.1f}" text-anchor="middle" class="value">{value}</text>'
+            f'<text x="{middle:.1f}" y="{height - 5}" text-anchor="middle" class="axis">{escape(label)}</text>'
+            f'<text x="{middle:.1f}" y="{max(y - 3, 10):.1f}" text-anchor="middle" class="value">{value}</text>'
         )
     return (
         f'<svg role="img" aria-label="{escape(title)}" viewBox="0 0 {width} {height}" width="100%" '
