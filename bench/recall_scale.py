@@ -14,6 +14,7 @@ Usage: ``python -m bench.recall_scale 100000 1000`` (rows, spaces); ``make bench
 from __future__ import annotations
 
 import datetime
+import re
 import sys
 import time
 import uuid
@@ -166,7 +167,9 @@ def main(rows: int = 100_000, n_spaces: int = 1_000, queries: int = 200) -> str:
                 "ORDER BY distance LIMIT 50",
                 [vector_literal, made[0].id],
             )
-            query_plan = "\n".join(row[0] for row in cursor.fetchall())
+            query_plan = re.sub(
+                r"'\[[-0-9.,e]{200,}\]'", "'[…384 values…]'", "\n".join(row[0] for row in cursor.fetchall())
+            )
 
     body = f"""{total_rows:,} memories over {n_spaces:,} spaces of {per_space} (plus probe spaces of
 {", ".join(map(str, PROBE_SIZES))}) in one table; filled in {fill_seconds:.0f} s. {queries} recalls on random spaces.
