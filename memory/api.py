@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from django.core.exceptions import ValidationError
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -246,8 +245,6 @@ class Recall(APIView):
         data = RecallInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        if not values["query"].strip():
-            raise ValidationError({"query": ["Must be non-empty text."]})
         result = recall.recall(space=space, query=values["query"], limit=values.get("limit"), kinds=values.get("kinds"))
         body = {"memories": result.hits, "prompt": result.prompt}
         if result.warning:
@@ -266,8 +263,6 @@ class Forget(APIView):
         data = ForgetInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        if not values["utterance"].strip():
-            raise ValidationError({"utterance": ["Must be non-empty text."]})
         outcome = forgetting.forget(
             space=space,
             utterance=values["utterance"],

@@ -74,7 +74,7 @@ class RejectedOutput(serializers.Serializer):
 
 
 class RecallInput(serializers.Serializer):
-    query = StrictTextField(max_length=32 * 1024)
+    query = StrictTextField(max_length=32 * 1024)  # trimmed, and blank is a 400
     limit = serializers.IntegerField(required=False, min_value=1, max_value=50)
     kinds = serializers.ListField(
         child=serializers.ChoiceField(choices=Memory.Kind.choices), required=False, allow_empty=False

@@ -302,3 +302,12 @@ def test_support_staff_read_the_audit_with_their_console_session(client, client_
     assert client.get(reverse("deletion-list")).json()["count"] == 0
     client.logout()
     assert client.get(reverse("deletion-list")).status_code in (401, 403)
+
+
+@pytest.mark.parametrize("body", [{"utterance": ""}, {"utterance": "   "}, {"utterance": 7}, {}])
+def test_a_bad_forget_request_is_a_400_and_deletes_nothing(client_a, space_a, body):
+    say(client_a, space_a, "We have four vans.", session="a")
+    response = client_a.post(reverse("forget", args=[space_a.external_id]), body, format="json")
+    assert response.status_code == 400
+    assert "utterance" in response.json()["error"]["details"]
+    assert facts(space_a) == ["We have four vans."]

@@ -210,7 +210,12 @@ def test_kept_transcripts_are_searched_as_messages(client_a, space_a):
 
 @pytest.mark.parametrize(
     "body, field",
-    [({"query": ""}, "query"), ({"query": "x", "limit": 0}, "limit"), ({"query": "x", "kinds": ["gossip"]}, "kinds")],
+    [
+        ({"query": ""}, "query"),
+        ({"query": "   "}, "query"),
+        ({"query": "x", "limit": 0}, "limit"),
+        ({"query": "x", "kinds": ["gossip"]}, "kinds"),
+    ],
 )
 def test_bad_recall_input_is_a_400_naming_the_field(client_a, space_a, body, field):
     response = client_a.post(reverse("recall", args=[space_a.external_id]), body, format="json")
