@@ -1,17 +1,24 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console import views
+from console import key_views, playground_views, settings_views, views
+from console.login_throttle import ThrottledLoginView
 
 app_name = "console"
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(template_name="console/login.html"), name="login"),
+    path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", views.overview, name="overview"),
     path("spaces/", views.space_list, name="spaces"),
     path("spaces/<str:external_id>/", views.space_detail, name="space"),
     path("spaces/<str:external_id>/memories/<uuid:memory_id>/delete/", views.memory_delete, name="memory-delete"),
+    path("spaces/<str:external_id>/thresholds/", settings_views.space_thresholds, name="thresholds"),
+    path("spaces/<str:external_id>/thresholds/preview/", settings_views.threshold_preview, name="threshold-preview"),
+    path("settings/", settings_views.tenant_defaults, name="tenant-defaults"),
+    path("playground/", playground_views.playground, name="playground"),
+    path("keys/", key_views.api_keys, name="api-keys"),
+    path("keys/<uuid:key_id>/revoke/", key_views.revoke_key, name="revoke-key"),
     path("deletions/", views.deletions, name="deletions"),
     path("deletions/check/", views.deletion_check, name="deletion-check"),
 ]

@@ -115,3 +115,16 @@ class Membership(models.Model):
     @property
     def scopes(self) -> set[str]:
         return self.SCOPES_BY_ROLE.get(self.role, set())
+
+
+class SettingsChange(models.Model):
+    """Who changed which setting from what to what: tenant defaults (space empty) or one space."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    changed_at = models.DateTimeField(auto_now_add=True)
+    actor = models.CharField(max_length=200)
+    setting = models.CharField(max_length=64)
+    old_value = models.JSONField(null=True)
+    new_value = models.JSONField(null=True)

@@ -128,3 +128,13 @@ def openai_engines(settings, scripted_chat, local_embedding_url):
     settings.ENGRAM_MODEL_MAX_RETRIES = 0
     settings.ENGRAM_MODEL_TIMEOUT_SECONDS = 5
     return scripted_chat
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """The login throttle counts in the cache: no test inherits another's failures."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

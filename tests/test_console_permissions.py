@@ -110,3 +110,98 @@ def test_the_spaces_list_searches_and_paginates(client, tenant_a):
     assert b"cust-29" in client.get("/console/spaces/?page=2").content
     searched = client.get("/console/spaces/?q=cust-1").content
     assert b"cust-15" in searched and b"cust-25" not in searched
+
+
+def test_thresholds_preview_shows_merges_and_the_histogram_and_never_writes(client, tenant_a, space_a, remembered):
+    from tests.conftest import make_space  # noqa: F401
+
+    login(client, tenant_a, "operator")
+    page = client.get(f"/console/spaces/{space_a.external_id}/thresholds/")
+    assert page.status_code == 200 and b'data-threshold="dedup"' in page.content
+    preview_url = f"/console/spaces/{space_a.external_id}/thresholds/preview/"
+    loose = client.get(
+        preview_url, {"dedup_distance": "0.4", "recall_distance": "0.3", "sample_query": "warehouse code"}
+    )
+    assert b'data-value="0.400"' in loose.content
+    assert SECRET_FACT.encode() in loose.content  # the sample query's recall, with scores
+    with scope.tenant_scope(tenant_a):
+        space_a.refresh_from_db()
+    assert space_a.settings == {}
+
+
+def test_saving_thresholds_is_validated_and_audited(client, tenant_a, space_a):
+    from tenants.models import SettingsChange
+
+    login(client, tenant_a, "operator", username="olga")
+    url = f"/console/spaces/{space_a.external_id}/thresholds/"
+    bad = client.post(url, {"flags_present": "1", "recall_distance": "1.7"})
+    assert bad.status_code == 200 and b"between" in bad.content
+    saved = client.post(url, {"flags_present": "1", "hybrid": "on", "recall_distance": "0.18"})
+    assert saved.status_code == 302
+    with scope.tenant_scope(tenant_a):
+        space_a.refresh_from_db()
+        [change] = SettingsChange.objects.filter(space=space_a)
+    assert space_a.settings == {"recall_distance": 0.18}
+    assert (change.actor, change.setting, change.old_value, change.new_value) == (
+        "operator olga", "recall_distance", 0.2, 0.18,
+    )  # fmt: skip
+
+
+def test_support_cannot_change_settings(client, tenant_a, space_a):
+    login(client, tenant_a, "support")
+    url = f"/console/spaces/{space_a.external_id}/thresholds/"
+    assert client.post(url, {"recall_distance": "0.3"}).status_code == 403
+    assert client.get("/console/settings/").status_code == 403
+    assert client.get("/console/playground/").status_code == 403
+
+
+def test_tenant_defaults_are_saved_and_audited(client, tenant_a):
+    from tenants.models import SettingsChange, Tenant
+
+    login(client, tenant_a, "admin")
+    assert client.post("/console/settings/", {"forget_floor": "0.08"}).status_code == 302
+    with scope.tenant_scope(tenant_a):
+        assert Tenant.objects.get(pk=tenant_a.pk).default_space_settings == {"forget_floor": 0.08}
+        assert SettingsChange.objects.get(space=None).setting == "forget_floor"
+
+
+def test_the_playground_shows_scores_and_the_threshold_line_and_a_forget_dry_run(client, tenant_a, space_a, remembered):
+    login(client, tenant_a, "operator")
+    page = client.get("/console/playground/", {"space": space_a.external_id, "message": "What is the warehouse code?"})
+    assert page.status_code == 200 and SECRET_FACT.encode() in page.content
+    assert b"Fused" in page.content
+    dry = client.get(
+        "/console/playground/",
+        {"space": space_a.external_id, "message": "Forget what you know about our warehouse code.", "mode": "forget"},
+    )
+    assert b"would be deleted" in dry.content
+    with scope.tenant_scope(tenant_a, space_a):
+        assert Memory.objects.filter(pk=remembered.pk).exists()
+
+
+def test_admins_create_and_revoke_api_keys_and_see_the_secret_once(client, tenant_a):
+    from tenants.models import ApiKey
+
+    login(client, tenant_a, "admin")
+    created = client.post("/console/keys/", {"name": "bot", "scopes": ["turns"]})
+    secret = created.content.decode().split('id="new-secret">')[1].split("<")[0]
+    assert secret.startswith("eng_")
+    assert secret not in client.get("/console/keys/").content.decode()
+    with scope.tenant_scope(tenant_a):
+        key = ApiKey.objects.get(name="bot")
+    assert client.post(f"/console/keys/{key.pk}/revoke/").status_code == 302
+    with scope.tenant_scope(tenant_a):
+        assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
+
+
+def test_only_admins_manage_keys(client, tenant_a):
+    login(client, tenant_a, "operator")
+    assert client.get("/console/keys/").status_code == 403
+
+
+def test_repeated_failed_logins_are_slowed_down(client, tenant_a):
+    create_operator(tenant=tenant_a, username="olga", password="a-long-password", role="operator")
+    for _ in range(5):
+        assert client.post("/console/login/", {"username": "olga", "password": "wrong"}).status_code == 200
+    locked = client.post("/console/login/", {"username": "olga", "password": "a-long-password"})
+    assert locked.status_code == 429 and locked["Retry-After"]

@@ -1,0 +1,39 @@
+"""The playground: exactly the recall step the API runs, with every candidate's scores; a forget
+phrase gets a dry run. It never writes."""
+
+from __future__ import annotations
+
+from django.shortcuts import render
+
+from console.access import OPERATOR_ROLES, console_view
+from memory import forgetting, recall
+from memory.memory_deletion import DeletionContext
+from tenants import spaces
+from tenants.models import Space
+from tenants.space_settings import effective_settings
+
+
+@console_view(roles=OPERATOR_ROLES)
+def playground(request):
+    names = list(Space.objects.order_by("external_id").values_list("external_id", flat=True)[:500])
+    chosen, message, mode = (
+        request.GET.get("space", ""),
+        request.GET.get("message", ""),
+        request.GET.get("mode", "recall"),
+    )
+    result = forget_result = settings = None
+    if chosen and message.strip():
+        space = spaces.find_space(tenant=request.membership.tenant_id, external_id=chosen)
+        settings = effective_settings(space)
+        if mode == "forget":
+            forget_result = forgetting.forget(
+                space=space, utterance=message, context=DeletionContext(cause="operator"), dry_run=True
+            )
+        else:
+            result = recall.recall(space=space, query=message, explain=True)
+    context = {
+        "spaces": names, "chosen": chosen, "message": message, "mode": mode, "result": result,
+        "forget": forget_result, "settings": settings, "show_text": True,
+    }  # fmt: skip
+    template = "console/_playground_results.html" if request.htmx else "console/playground.html"
+    return render(request, template, context)

@@ -1,0 +1,116 @@
+"""Threshold tuning: per-space overrides and tenant defaults, with a live preview on the space's own data."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import redirect, render
+
+from console.access import OPERATOR_ROLES, console_view
+from console.threshold_preview import preview
+from tenants import spaces
+from tenants.models import SettingsChange, Tenant
+from tenants.settings_changes import change_space_settings, change_tenant_defaults
+from tenants.space_settings import STRATEGIES, clean_overrides, defaults, effective_settings
+
+FLOATS = ("dedup_distance", "recall_distance", "forget_floor")
+INTEGERS = ("max_deletions_per_request", "recall_limit", "prompt_token_budget")
+FLAGS = ("hybrid", "keep_transcripts")
+
+
+def values_from_form(data, current: dict) -> dict:
+    """Form fields to setting values; a malformed number is a ValidationError naming the field."""
+    values = {}
+    for name in FLOATS + INTEGERS:
+        raw = data.get(name)
+        if raw in (None, ""):
+            continue
+        try:
+            values[name] = float(raw) if name in FLOATS else int(raw)
+        except ValueError:
+            raise ValidationError({name: ["Must be a number."]}) from None
+    if "flags_present" in data:
+        for name in FLAGS:
+            values[name] = data.get(name) == "on"
+    weights = {}
+    for strategy in STRATEGIES:
+        raw = data.get(f"weight_{strategy}")
+        if raw not in (None, ""):
+            try:
+                weights[strategy] = float(raw)
+            except ValueError:
+                raise ValidationError({"strategy_weights": [f"The {strategy} weight must be a number."]}) from None
+    if weights:
+        values["strategy_weights"] = {**current["strategy_weights"], **weights}
+    return values
+
+
+def _actor(request) -> str:
+    return f"{request.membership.role} {request.user.username}"
+
+
+@console_view()
+def space_thresholds(request, external_id):
+    space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
+    current = effective_settings(space)
+    errors = {}
+    if request.method == "POST":
+        if request.membership.role not in OPERATOR_ROLES:
+            raise PermissionDenied("Your role cannot change settings.")
+        try:
+            changes = change_space_settings(
+                space=space, values=values_from_form(request.POST, current), actor=_actor(request)
+            )
+            messages.success(request, f"Saved {len(changes)} change(s); they take effect on the next turn.")
+            return redirect("console:thresholds", external_id=space.external_id)
+        except ValidationError as exc:
+            errors = exc.message_dict
+    history = SettingsChange.objects.filter(space=space).order_by("-changed_at")[:20]
+    context = {
+        "space": space, "current": current, "errors": errors, "history": history, "strategies": STRATEGIES,
+        "can_save": request.membership.role in OPERATOR_ROLES,
+        "preview": preview(space=space, values=current, sample_query=""),
+    }  # fmt: skip
+    return render(request, "console/thresholds.html", context)
+
+
+@console_view()
+def threshold_preview(request, external_id):
+    """The preview fragment for the values currently in the form (htmx, debounced; it never writes)."""
+    space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
+    current = effective_settings(space)
+    try:
+        values = {**current, **clean_overrides(values_from_form(request.GET, current))}
+        errors = {}
+    except ValidationError as exc:
+        values, errors = current, exc.message_dict
+    sample = request.GET.get("sample_query", "")
+    show_text = request.membership.role in OPERATOR_ROLES
+    return render(
+        request,
+        "console/_threshold_preview.html",
+        {"preview": preview(space=space, values=values, sample_query=sample), "values": values, "errors": errors,
+         "show_text": show_text, "sample_query": sample},
+    )  # fmt: skip
+
+
+@console_view(roles=OPERATOR_ROLES)
+def tenant_defaults(request):
+    tenant = Tenant.objects.get(pk=request.membership.tenant_id)
+    current = {**defaults(), **(tenant.default_space_settings or {})}
+    errors = {}
+    if request.method == "POST":
+        try:
+            changes = change_tenant_defaults(
+                tenant=tenant, values=values_from_form(request.POST, current), actor=_actor(request)
+            )
+            messages.success(request, f"Saved {len(changes)} change(s) to the tenant defaults.")
+            return redirect("console:tenant-defaults")
+        except ValidationError as exc:
+            errors = exc.message_dict
+    history = SettingsChange.objects.filter(space__isnull=True).order_by("-changed_at")[:20]
+    return render(
+        request,
+        "console/tenant_defaults.html",
+        {"current": current, "errors": errors, "history": history, "strategies": STRATEGIES},
+    )

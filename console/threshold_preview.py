@@ -1,0 +1,103 @@
+"""What a threshold would do on a space's own memories, for the live preview while a slider moves.
+
+Reads only: pairs that would merge at a dedup distance, what a sample query would recall at a
+recall distance, and a histogram of each memory's nearest-neighbour distance with the thresholds
+drawn as lines (server-rendered SVG).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from django.utils.html import escape
+
+from memory.models import Memory
+from memory.recall import recall
+
+PREVIEW_ROWS = 500
+BIN_WIDTH = 0.01
+BIN_COUNT = 40
+
+
+def _vector(value) -> np.ndarray:
+    return np.asarray(value.to_list() if hasattr(value, "to_list") else value, dtype=np.float32)
+
+
+def space_vectors(space) -> tuple[list[Memory], np.ndarray]:
+    rows = list(
+        Memory.objects.filter(space=space, superseded_by__isnull=True)
+        .exclude(kind="topic")
+        .order_by("-updated_at")[:PREVIEW_ROWS]
+    )
+    if not rows:
+        return [], np.zeros((0, 0), np.float32)
+    matrix = np.stack([_vector(m.embedding) for m in rows])
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    return rows, matrix
+
+
+def merge_pairs(rows, matrix, dedup_distance: float, limit: int = 20) -> list[dict]:
+    """Pairs of the same kind within the dedup distance, closest first."""
+    if len(rows) < 2:
+        return []
+    distances = 1.0 - matrix @ matrix.T
+    pairs = []
+    for i in range(len(rows)):
+        for j in range(i + 1, len(rows)):
+            if rows[i].kind == rows[j].kind and distances[i, j] <= dedup_distance:
+                pairs.append((float(distances[i, j]), i, j))
+    pairs.sort()
+    return [{"distance": d, "a": rows[i], "b": rows[j]} for d, i, j in pairs[:limit]]
+
+
+def nearest_distances(matrix) -> np.ndarray:
+    if len(matrix) < 2:
+        return np.zeros(0)
+    distances = 1.0 - matrix @ matrix.T
+    np.fill_diagonal(distances, np.inf)
+    return distances.min(axis=1)
+
+
+def histogram_svg(values: np.ndarray, lines: dict[str, float], *, width: int = 520, height: int = 140) -> str:
+    counts = np.zeros(BIN_COUNT, dtype=int)
+    for value in values:
+        counts[min(BIN_COUNT - 1, max(0, int(value / BIN_WIDTH)))] += 1
+    top = max(int(counts.max()) if len(counts) else 0, 1)
+    plot_height = height - 24
+    bar_width = width / BIN_COUNT
+    parts = []
+    for index, count in enumerate(counts):
+        bar = plot_height * count / top
+        parts.append(
+            f'<rect class="bar" x="{index * bar_width:.1f}" y="{plot_height - bar:.1f}" '
+            f'width="{bar_width - 1:.1f}" height="{bar:.1f}"><title>{index * BIN_WIDTH:.2f}–'
+            f"{(index + 1) * BIN_WIDTH:.2f}: {count}</title></rect>"
+        )
+    colours = {"dedup": "#b3261e", "recall": "#2f5fd0", "forget": "#1e7a3c"}
+    for offset, (name, value) in enumerate(lines.items()):
+        x = min(width - 1, value / (BIN_WIDTH * BIN_COUNT) * width)
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="0" y2="{plot_height}" stroke="{colours.get(name, "#333")}" '
+            f'stroke-width="2" data-threshold="{escape(name)}" data-value="{value:.3f}"/>'
+            f'<text x="{x + 3:.1f}" y="{12 + 12 * offset}" class="axis">{escape(name)} {value:.2f}</text>'
+        )
+    for tick in range(0, BIN_COUNT + 1, 10):
+        parts.append(f'<text x="{tick * bar_width:.1f}" y="{height - 6}" class="axis">{tick * BIN_WIDTH:.1f}</text>')
+    return (
+        f'<svg role="img" aria-label="Nearest-neighbour distances with thresholds" class="chart histogram" '
+        f'viewBox="0 0 {width} {height}" width="100%">{"".join(parts)}</svg>'
+    )
+
+
+def preview(*, space, values: dict, sample_query: str = "") -> dict:
+    rows, matrix = space_vectors(space)
+    pairs = merge_pairs(rows, matrix, values["dedup_distance"])
+    lines = {"dedup": values["dedup_distance"], "recall": values["recall_distance"], "forget": values["forget_floor"]}
+    result = {
+        "pairs": pairs,
+        "histogram": histogram_svg(nearest_distances(matrix), lines),
+        "memory_count": len(rows),
+        "recalled": None,
+    }
+    if sample_query.strip():
+        result["recalled"] = recall(space=space, query=sample_query, overrides=values, explain=True)
+    return result
