@@ -1,0 +1,120 @@
+"""The console in a real browser: Debian's Chromium driven by Playwright against a live server.
+
+Screenshots of each page land in test-artifacts/ (not committed).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memory.embeddings import get_embedder
+from memory.models import Memory
+from tenants import scope
+from tenants.tenant_admin import create_operator
+from tests.conftest import make_space
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+PASSWORD = "a-long-password"
+FACTS = ["We run a fleet of four vans.", "We have four delivery vans in Brno.", "Our renewal is in May."]
+
+
+@pytest.fixture
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the ORM runs beside Playwright's event loop
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )  # fmt: skip
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def console_data(tenant_a):
+    space = make_space(tenant_a, "acme-customer", display_name="Acme customer")
+    vectors = get_embedder().embed(FACTS)
+    with scope.tenant_scope(tenant_a, space):
+        for text, vector in zip(FACTS, vectors, strict=True):
+            Memory.objects.create(
+                tenant_id=tenant_a.id, space=space, kind="fact", content=text, embedding=vector, importance=0.6
+            )
+    create_operator(tenant=tenant_a, username="olga", password=PASSWORD, role="operator")
+    create_operator(tenant=tenant_a, username="sam", password=PASSWORD, role="support")
+    return space
+
+
+def log_in(page, live_server, username):
+    page.goto(f"{live_server.url}/console/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/console/")
+
+
+def test_log_in_and_see_the_overview(browser, live_server, console_data):
+    page = browser.new_page()
+    log_in(page, live_server, "olga")
+    assert page.locator("h1").inner_text() == "Overview"
+    assert page.locator("svg.chart").count() == 1
+    page.screenshot(path=str(ARTIFACTS / "overview.png"), full_page=True)
+
+
+def test_moving_the_dedup_slider_changes_the_preview(browser, live_server, console_data):
+    page = browser.new_page()
+    log_in(page, live_server, "olga")
+    page.goto(f"{live_server.url}/console/spaces/{console_data.external_id}/thresholds/")
+    assert page.locator("#merge-count").inner_text() == "0"
+    page.fill("#dedup_distance", "0.3")
+    page.wait_for_function("document.querySelector('#merge-count').innerText !== '0'", timeout=15000)
+    assert int(page.locator("#merge-count").inner_text()) >= 1
+    assert page.locator('line[data-threshold="dedup"]').get_attribute("data-value") == "0.300"
+    page.screenshot(path=str(ARTIFACTS / "thresholds.png"), full_page=True)
+
+
+def test_the_playground_shows_scores_and_the_threshold_split(browser, live_server, console_data):
+    page = browser.new_page()
+    log_in(page, live_server, "olga")
+    page.goto(f"{live_server.url}/console/playground/")
+    page.select_option("#space", console_data.external_id)
+    page.fill("#message", "How many vans do you have?")
+    page.get_by_role("button", name="Run").click()
+    page.wait_for_selector("table.candidates tr.pass", timeout=15000)
+    assert "We run a fleet of four vans." in page.locator("table.candidates tr.pass").first.inner_text()
+    assert page.locator("tr.threshold-line").count() == 1
+    assert page.locator("table.candidates tr.fail").count() >= 1
+    page.screenshot(path=str(ARTIFACTS / "playground.png"), full_page=True)
+
+
+def test_an_operator_deletes_a_memory_and_support_finds_it_in_the_audit(browser, live_server, console_data):
+    page = browser.new_page()
+    log_in(page, live_server, "olga")
+    page.goto(f"{live_server.url}/console/spaces/{console_data.external_id}/")
+    page.screenshot(path=str(ARTIFACTS / "space.png"), full_page=True)
+    row = page.locator("tr", has_text="Our renewal is in May.")
+    row.get_by_role("link", name="Delete…").click()
+    page.get_by_role("button", name="Delete permanently").click()
+    page.wait_for_selector("text=deletion is in the audit")
+    assert page.locator("text=Our renewal is in May.").count() == 0
+    page.get_by_role("button", name="Log out").click()
+
+    log_in(page, live_server, "sam")
+    page.goto(f"{live_server.url}/console/deletions/")
+    audit_row = page.locator("tbody tr", has_text="operator olga")
+    assert audit_row.count() == 1 and console_data.external_id in audit_row.inner_text()
+    assert "renewal" not in page.content().lower()
+    page.fill("#check-space", console_data.external_id)
+    page.fill("#check-text", "Our renewal is in May.")
+    page.get_by_role("button", name="Check").click()
+    page.wait_for_selector("text=Yes: deleted")
+    page.screenshot(path=str(ARTIFACTS / "deletions.png"), full_page=True)
