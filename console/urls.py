@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console import key_views, playground_views, settings_views, views
+from console import key_views, member_views, playground_views, settings_views, views
 from console.login_throttle import ThrottledLoginView
 
 app_name = "console"
@@ -19,6 +19,8 @@ urlpatterns = [
     path("playground/", playground_views.playground, name="playground"),
     path("keys/", key_views.api_keys, name="api-keys"),
     path("keys/<uuid:key_id>/revoke/", key_views.revoke_key, name="revoke-key"),
+    path("members/", member_views.members, name="members"),
+    path("members/<int:membership_id>/", member_views.change_member, name="change-member"),
     path("deletions/", views.deletions, name="deletions"),
     path("deletions/check/", views.deletion_check, name="deletion-check"),
 ]

@@ -205,3 +205,52 @@ def test_repeated_failed_logins_are_slowed_down(client, tenant_a):
         assert client.post("/console/login/", {"username": "olga", "password": "wrong"}).status_code == 200
     locked = client.post("/console/login/", {"username": "olga", "password": "a-long-password"})
     assert locked.status_code == 429 and locked["Retry-After"]
+
+
+def test_admins_add_change_and_remove_members(client, tenant_a, django_user_model):
+    from tenants.models import Membership
+
+    login(client, tenant_a, "admin", username="ada")
+    assert client.post("/console/members/", {"username": "newbie", "password": "x"}).status_code == 200
+    assert (
+        client.post("/console/members/", {"username": "newbie", "password": PASSWORD_OK, "role": "support"}).status_code
+        == 302
+    )
+    with scope.tenant_scope(tenant_a):
+        membership = Membership.objects.get(user__username="newbie")
+    client.post(f"/console/members/{membership.pk}/", {"role": "operator"})
+    with scope.tenant_scope(tenant_a):
+        assert Membership.objects.get(pk=membership.pk).role == "operator"
+    client.post(f"/console/members/{membership.pk}/", {"action": "remove"})
+    with scope.tenant_scope(tenant_a):
+        assert not Membership.objects.filter(pk=membership.pk).exists()
+
+
+PASSWORD_OK = "a-long-enough-password"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/console/", "/console/spaces/", "/console/spaces/customer-1/", "/console/spaces/customer-1/thresholds/",
+     "/console/spaces/customer-1/thresholds/preview/", "/console/settings/", "/console/playground/",
+     "/console/keys/", "/console/members/", "/console/deletions/"],
+)  # fmt: skip
+def test_every_console_page_sends_an_anonymous_visitor_to_login(client, space_a, url):
+    response = client.get(url)
+    assert response.status_code == 302 and response["Location"].startswith("/console/login/")
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/console/spaces/customer-1/", "/console/spaces/customer-1/thresholds/",
+     "/console/spaces/customer-1/thresholds/preview/", "/console/playground/?space=customer-1&message=vans"],
+)  # fmt: skip
+def test_every_space_page_is_a_404_for_another_tenants_operator(client, tenant_b, space_a, url):
+    login(client, tenant_b, "operator", username="bob")
+    assert client.get(url).status_code == 404
+
+
+def test_support_sees_no_keys_or_members(client, tenant_a):
+    login(client, tenant_a, "support")
+    assert client.get("/console/keys/").status_code == 403
+    assert client.get("/console/members/").status_code == 403
