@@ -41,6 +41,17 @@ def browser():
 
 
 @pytest.fixture
+def live_server(transactional_db):
+    """A live server for this test only, stopped before the test database is dropped (pytest-django's
+    session-wide one outlives the database and keeps a connection to it)."""
+    from pytest_django.live_server_helper import LiveServer
+
+    server = LiveServer("localhost:0")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def console_data(tenant_a):
     space = make_space(tenant_a, "acme-customer", display_name="Acme customer")
     vectors = get_embedder().embed(FACTS)
