@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 DEV_ENV := ENGRAM_DEBUG=1
 
-.PHONY: run test lint stop db-start db-status migrate serve-dev worker bench clean-venv
+.PHONY: run serve test lint stop db-start db-status migrate bench venv
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,18 @@ run: migrate
 	$(DEV_ENV) $(PY) manage.py sweep_turns --every 30 & sweeper=$$!; \
 	trap "kill $$worker $$sweeper 2>/dev/null" EXIT INT TERM; \
 	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:8000 --noreload
+
+# Production-style serving on 127.0.0.1:8000: gunicorn (2 workers x 4 threads) with static files
+# through whitenoise, the task worker and the retry sweep beside it. Needs ENGRAM_SECRET_KEY and a
+# master key in the environment (see docs/operations.md); DEBUG stays off.
+serve: db-start
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py collectstatic --no-input -v0
+	@$(PY) manage.py db_worker --queue-name '*' --no-reload & worker=$$!; \
+	$(PY) manage.py sweep_turns --every 30 & sweeper=$$!; \
+	trap "kill $$worker $$sweeper 2>/dev/null" EXIT INT TERM; \
+	$(PY) -m gunicorn config.wsgi:application --bind 127.0.0.1:8000 --workers 2 --threads 4 \
+	  --worker-class gthread --access-logfile -
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

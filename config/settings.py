@@ -38,6 +38,8 @@ SECRET_KEY = os.environ.get("ENGRAM_SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("ENGRAM_SECRET_KEY must be set when ENGRAM_DEBUG is off.")
+elif not DEBUG and not os.environ.get("ENGRAM_TESTING") and (len(SECRET_KEY) < 40 or "test" in SECRET_KEY.lower()):
+    raise ImproperlyConfigured("ENGRAM_SECRET_KEY looks like a default or test value; use 40+ random characters.")
     SECRET_KEY = _development_file("dev-secret-key", lambda: secrets.token_urlsafe(50)).read_text().strip()
 
 # The keyring of key-encryption keys (see tenants/keyring.py). Never stored in the database.
@@ -77,6 +79,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "config.security_headers.ContentSecurityPolicyMiddleware",
     "config.request_limits.RequestBodyLimitMiddleware",
     "config.scope_reset.ResetScopeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -147,6 +151,13 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # `make serve` collects into it; whitenoise serves it
+# Without collectstatic (development, tests) whitenoise serves straight from the app directories.
+WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 LOGIN_URL = "/console/login/"
 LOGIN_REDIRECT_URL = "/console/"
@@ -156,6 +167,14 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
+# Behind TLS (a proxy that terminates it and sets X-Forwarded-Proto): HSTS and secure cookies.
+if env_flag("ENGRAM_BEHIND_TLS"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SECURE_HSTS_SECONDS = 31536000
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 
@@ -173,7 +192,10 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": ["tenants.rate_limits.PerApiKeyRateThrottle"],
 }
+# Requests per API key, as DRF's "<count>/<second|minute|hour|day>".
+ENGRAM_API_RATE_LIMIT = os.environ.get("ENGRAM_API_RATE_LIMIT", "1200/minute")
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Engram API",

@@ -2,6 +2,8 @@
 
 import os
 
+os.environ.setdefault("ENGRAM_TESTING", "1")
+
 os.environ.setdefault("ENGRAM_SECRET_KEY", "test-only-secret-key-not-for-production-0123456789")
 # Two key-encryption keys, so tests can create spaces under a customer-managed key id.
 os.environ.setdefault(
@@ -18,3 +20,7 @@ TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
 # Live-server threads must close their connections after each request, or the test database
 # cannot be dropped at the end of the run.
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

@@ -204,3 +204,21 @@ def test_the_openapi_schema_and_docs_are_served(client):
     docs = client.get("/api/docs/")
     assert docs.status_code == 200
     assert b"cdn" not in docs.content.lower() and b"swagger-ui" in docs.content  # served locally
+
+
+def test_an_api_key_over_its_rate_limit_gets_429_with_retry_after(settings, client_a, client_b):
+    settings.ENGRAM_API_RATE_LIMIT = "3/minute"
+    for _ in range(3):
+        assert client_a.get(spaces_url()).status_code == 200
+    limited = client_a.get(spaces_url())
+    assert_error(limited, 429, "rate_limited")
+    assert int(limited["Retry-After"]) > 0
+    assert client_b.get(spaces_url()).status_code == 200  # another key has its own budget
+
+
+def test_pages_carry_security_headers(client):
+    response = client.get("/console/login/")
+    assert "script-src 'self'" in response["Content-Security-Policy"]
+    assert "unsafe-inline" not in response["Content-Security-Policy"]
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["X-Content-Type-Options"] == "nosniff"
