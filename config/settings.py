@@ -186,7 +186,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["tenants.authentication.HasApiKeyScope"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.json_parser.SafeJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "config.pagination.LimitOffsetPage",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",

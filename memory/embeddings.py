@@ -15,6 +15,7 @@ import numpy as np
 from django.conf import settings
 
 from memory.models import EMBEDDING_DIMENSIONS
+from memory.text_analysis import bounded
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -93,7 +94,7 @@ class CachingEmbedder:
             found = {t: self._cache.get((t, query)) for t in texts}
         missing = list(dict.fromkeys(t for t, v in found.items() if v is None))
         if missing:
-            fresh = self.inner.embed(missing, query=query)
+            fresh = self.inner.embed([bounded(t) for t in missing], query=query)
             with self._lock:
                 for text, vector in zip(missing, fresh, strict=True):
                     found[text] = vector

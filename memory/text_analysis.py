@@ -56,6 +56,23 @@ NUMBER_WORDS = {
 }  # fmt: skip
 
 
+MODEL_TEXT_CHARS = 2000
+MODEL_WORD_CHARS = 64
+_LONG_WORD = re.compile(r"\S{%d,}" % (MODEL_WORD_CHARS + 1))
+
+
+def bounded(text: str, max_chars: int = MODEL_TEXT_CHARS) -> str:
+    """Text cut to what a model can use: words of at most 64 characters, at most ``max_chars`` in all.
+
+    Tokenisers and language detectors slow down badly on pathological input (a 30,000-character
+    "word" took over 20 s to embed); multilingual-e5-small reads 512 tokens at most anyway.
+
+    >>> len(bounded("x" * 30000))
+    64
+    """
+    return _LONG_WORD.sub(lambda m: m.group(0)[:MODEL_WORD_CHARS], text[: max_chars * 4])[:max_chars]
+
+
 def normalise(text: str) -> str:
     """NFKC, lower case, collapsed white space: the form every comparison uses."""
     return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip().lower()
@@ -67,6 +84,7 @@ def is_cjk(text: str) -> bool:
 
 
 def detect_language(text: str) -> str:
+    text = bounded(text, 1000)
     if _KANA.search(text):
         return "ja"
     if _HANGUL.search(text):
@@ -103,6 +121,8 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def lemma(word: str, language: str) -> str:
+    if len(word) > MODEL_WORD_CHARS:
+        return word[:MODEL_WORD_CHARS]  # no language has such words; the lemmatiser would crawl
     if language not in STOP_WORD_LISTS:
         return word
     try:
