@@ -58,7 +58,7 @@ NUMBER_WORDS = {
 
 MODEL_TEXT_CHARS = 2000
 MODEL_WORD_CHARS = 64
-_LONG_WORD = re.compile(r"\S{%d,}" % (MODEL_WORD_CHARS + 1))
+_LONG_WORD = re.compile(rf"\S{{{MODEL_WORD_CHARS + 1},}}")
 
 
 def bounded(text: str, max_chars: int = MODEL_TEXT_CHARS) -> str:
