@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 DEV_ENV := ENGRAM_DEBUG=1
 
-.PHONY: run serve test lint stop db-start db-status migrate bench venv
+.PHONY: run serve test fuzz lint stop db-start db-status migrate bench venv
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ serve: db-start
 	trap "kill $$worker $$sweeper 2>/dev/null" EXIT INT TERM; \
 	$(PY) -m gunicorn config.wsgi:application --bind 127.0.0.1:8000 --workers 2 --threads 4 \
 	  --worker-class gthread --access-logfile -
+
+# schemathesis against the OpenAPI schema (not yet part of `make test`; see fuzz/test_api_fuzz.py).
+fuzz: db-start
+	ENGRAM_FUZZ_EXAMPLES=$${ENGRAM_FUZZ_EXAMPLES:-100} $(PY) -m pytest fuzz -q
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
