@@ -35,11 +35,14 @@ def space_vectors(space) -> tuple[list[Memory], np.ndarray]:
     return rows, matrix
 
 
-def merge_pairs(rows, matrix, dedup_distance: float, limit: int = 20) -> list[dict]:
+def pairwise_distances(matrix) -> np.ndarray:
+    return 1.0 - matrix @ matrix.T
+
+
+def merge_pairs(rows, distances, dedup_distance: float, limit: int = 20) -> list[dict]:
     """Pairs of the same kind within the dedup distance, closest first."""
     if len(rows) < 2:
         return []
-    distances = 1.0 - matrix @ matrix.T
     pairs = []
     for i in range(len(rows)):
         for j in range(i + 1, len(rows)):
@@ -49,12 +52,12 @@ def merge_pairs(rows, matrix, dedup_distance: float, limit: int = 20) -> list[di
     return [{"distance": d, "a": rows[i], "b": rows[j]} for d, i, j in pairs[:limit]]
 
 
-def nearest_distances(matrix) -> np.ndarray:
-    if len(matrix) < 2:
+def nearest_distances(distances) -> np.ndarray:
+    if len(distances) < 2:
         return np.zeros(0)
-    distances = 1.0 - matrix @ matrix.T
-    np.fill_diagonal(distances, np.inf)
-    return distances.min(axis=1)
+    others = distances.copy()
+    np.fill_diagonal(others, np.inf)
+    return others.min(axis=1)
 
 
 def histogram_svg(values: np.ndarray, lines: dict[str, float], *, width: int = 520, height: int = 140) -> str:
@@ -90,11 +93,12 @@ def histogram_svg(values: np.ndarray, lines: dict[str, float], *, width: int = 5
 
 def preview(*, space, values: dict, sample_query: str = "") -> dict:
     rows, matrix = space_vectors(space)
-    pairs = merge_pairs(rows, matrix, values["dedup_distance"])
+    distances = pairwise_distances(matrix) if rows else np.zeros((0, 0))
+    pairs = merge_pairs(rows, distances, values["dedup_distance"])
     lines = {"dedup": values["dedup_distance"], "recall": values["recall_distance"], "forget": values["forget_floor"]}
     result = {
         "pairs": pairs,
-        "histogram": histogram_svg(nearest_distances(matrix), lines),
+        "histogram": histogram_svg(nearest_distances(distances), lines),
         "memory_count": len(rows),
         "recalled": None,
     }

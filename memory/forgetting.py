@@ -58,13 +58,6 @@ class ForgetOutcome:
         return self.intent.kind == "explicit" or bool(self.forgotten) or (self.dry_run and self.is_forget_request)
 
 
-@dataclasses.dataclass
-class _Found:
-    memory: Memory
-    distance: float
-    named: bool = False  # matched by the words the request names, not only by closeness
-
-
 def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> list[Candidate]:
     """This space's memories a request may delete: within the floor (and the margin of the best),
     or — for an explicit "forget what you know about X" — carrying every word of X, or X's topic."""
@@ -80,7 +73,7 @@ def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> lis
         )
         for memory in rows:
             if memory.pk not in found or memory.distance < found[memory.pk].distance:
-                found[memory.pk] = _Found(memory, float(memory.distance))
+                found[memory.pk] = Candidate(memory, float(memory.distance))
     if found:
         cutoff = min(f.distance for f in found.values()) + MARGIN_FROM_BEST
         found = {pk: f for pk, f in found.items() if f.distance <= cutoff}
@@ -94,9 +87,8 @@ def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> lis
                 Q(keyword_digests__contains=keyword_digests(space.id, tokens)) | Q(topic_digest__in=keys)
             ).annotate(distance=CosineDistance("embedding", vectors[0]))
             for memory in named[: HARD_MAX_DELETIONS * 2]:
-                found.setdefault(memory.pk, _Found(memory, float(memory.distance), named=True))
-    ranked = sorted(found.values(), key=lambda f: (f.memory.kind == "topic", f.distance))
-    return [Candidate(f.memory, f.distance) for f in ranked]
+                found.setdefault(memory.pk, Candidate(memory, float(memory.distance)))
+    return sorted(found.values(), key=lambda c: (c.memory.kind == "topic", c.distance))
 
 
 def confirmation_for(language: str, forgotten: list[Deleted], more: int, *, explicit: bool) -> str:

@@ -39,12 +39,12 @@ def delete_memories(*, space, memories: list[Memory], context: DeletionContext, 
     keep_transcripts = effective_settings(space)["keep_transcripts"]
     deleted: list[Deleted] = []
     message_ids = set()
-    rows_to_delete = []
+    rows_to_delete: dict = {}
     for memory in memories:
         for row in history_of(memory):
-            if row.pk in {r.pk for r in rows_to_delete}:
+            if row.pk in rows_to_delete:
                 continue
-            rows_to_delete.append(row)
+            rows_to_delete[row.pk] = row
             if row.source_message_id:
                 message_ids.add(row.source_message_id)
             record_deletion(
@@ -58,7 +58,7 @@ def delete_memories(*, space, memories: list[Memory], context: DeletionContext, 
             )
             if row.pk == memory.pk:
                 deleted.append(Deleted(id=row.pk, kind=row.kind, content=row.content))
-    Memory.objects.filter(pk__in=[r.pk for r in rows_to_delete]).delete()
+    Memory.objects.filter(pk__in=list(rows_to_delete)).delete()
     if keep_transcripts and message_ids:
         Message.objects.filter(space=space, pk__in=message_ids, role=Message.Role.CUSTOMER).delete()
     return deleted
