@@ -127,17 +127,29 @@ def record_failure(turn: Turn, error: Exception) -> Turn:
     return turn
 
 
-def attempt_turn(turn: Turn) -> Turn:
-    """One attempt, inside the caller's space-scoped transaction (the API's ?wait=true uses this)."""
+def _claim(turn: Turn) -> None:
     turn.attempts += 1
     turn.status = Turn.Status.PROCESSING
     turn.save(update_fields=["attempts", "status", "updated_at"])
+
+
+def _attempt(turn: Turn) -> Turn:
+    """Run the pipeline once; any failure leaves the turn stored with a retry time, or failed."""
     try:
         with transaction.atomic():
             return process_turn(turn)
     except TRANSIENT_ERRORS as exc:
         logger.warning("turn %s attempt %s failed: %s", turn.id, turn.attempts, exc)
         return record_failure(turn, exc)
+    except Exception as exc:  # a bug must not lose or wedge the turn: bounded retries, then failed and visible
+        logger.exception("turn %s attempt %s crashed", turn.id, turn.attempts)
+        return record_failure(turn, exc)
+
+
+def attempt_turn(turn: Turn) -> Turn:
+    """One attempt, inside the caller's space-scoped transaction (the API's ?wait=true uses this)."""
+    _claim(turn)
+    return _attempt(turn)
 
 
 def run_turn(*, tenant_id: str, space_id: str, turn_id: str) -> str:
@@ -150,19 +162,7 @@ def run_turn(*, tenant_id: str, space_id: str, turn_id: str) -> str:
             return turn.status
         if turn.next_attempt_at and turn.next_attempt_at > timezone.now():
             return "not-due"
-        # Claim it in its own commit, so a crash mid-pipeline leaves "processing" for the lease sweep.
-        turn.attempts += 1
-        turn.status = Turn.Status.PROCESSING
-        turn.save(update_fields=["attempts", "status", "updated_at"])
+        # Claimed in its own commit, so a crash mid-pipeline leaves "processing" for the lease sweep.
+        _claim(turn)
     with scope.tenant_scope(tenant_id, space_id):
-        turn = Turn.objects.select_for_update().get(pk=turn_id)
-        try:
-            with transaction.atomic():
-                turn = process_turn(turn)
-        except TRANSIENT_ERRORS as exc:
-            logger.warning("turn %s attempt %s failed: %s", turn.id, turn.attempts, exc)
-            turn = record_failure(turn, exc)
-        except Exception as exc:  # a bug must not wedge the turn: bounded retries, then failed and visible
-            logger.exception("turn %s attempt %s crashed", turn.id, turn.attempts)
-            turn = record_failure(turn, exc)
-        return turn.status
+        return _attempt(Turn.objects.select_for_update().get(pk=turn_id)).status

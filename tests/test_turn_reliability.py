@@ -164,3 +164,15 @@ def test_reembed_rewrites_every_vector_and_reports_progress(client_a, space_a, c
     assert "re-embedded 4/4" in output
     with scope.tenant_scope(space_a.tenant_id, space_a):
         assert all(abs(float(m.embedding[-1]) - 1.0) > 0.01 for m in Memory.objects.all())
+
+
+@pytest.mark.django_db
+def test_a_pipeline_crash_with_wait_keeps_the_turn_stored_and_queued(settings, client_a, space_a):
+    settings.ENGRAM_EXTRACTION_ENGINE = "misconfigured"  # get_extractor raises a plain ValueError
+    url = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
+    response = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json")
+    assert response.status_code == 201
+    body = response.json()
+    assert body["status"] == "queued" and "misconfigured" in body["error"]
+    state = turn_state(space_a, body["turn_id"])
+    assert state.attempts == 1 and state.next_attempt_at is not None
