@@ -9,6 +9,9 @@ from django.http import JsonResponse
 LARGER_LIMITS_BY_SUFFIX = {
     "/ingest": 20 * 1024 * 1024,
     "/import": 64 * 1024 * 1024,
+    # Episodes may carry a file input (5 MiB, base64-encoded in JSON).
+    "/episodes": 8 * 1024 * 1024,
+    "/episodes/recall": 8 * 1024 * 1024,
 }
 
 

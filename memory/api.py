@@ -31,6 +31,7 @@ from memory.serializers import (
 )
 from memory.turn_results import turn_result
 from tenants import scope, spaces
+from tenants.authentication import actor_of
 from tenants.space_settings import effective_settings
 
 READ = {"turns", "admin"}
@@ -55,7 +56,7 @@ def wants_wait(request) -> bool:
 
 
 def api_actor(request) -> str:
-    return f"api key {request.auth.name} (eng_{request.auth.prefix})"
+    return actor_of(request)
 
 
 def forget_in_turn(request, receipt: turn_intake.TurnReceipt, message: str):

@@ -7,6 +7,7 @@ digests (HMAC under the space key), never plaintext or a bare hash.
 
 from __future__ import annotations
 
+import json
 import uuid
 
 from django.contrib.postgres.fields import ArrayField
@@ -93,12 +94,15 @@ class Memory(models.Model):
     # Tasks belong to the session they were given in.
     task_session = models.ForeignKey(Session, on_delete=models.CASCADE, null=True, blank=True, related_name="tasks")
     event_at = models.DateTimeField(null=True, blank=True)
+    # Keyed digest of (export id, record id) for rows brought in by an import: re-importing is a no-op.
+    origin_digest = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         indexes = [
             models.Index(fields=["space", "kind"], name="memory_space_kind"),
+            models.Index(fields=["space", "origin_digest"], name="memory_space_origin"),
             models.Index(fields=["space", "topic_digest"], name="memory_space_topic"),
             GinIndex(fields=["keyword_digests"], name="memory_keyword_digests"),
         ]
@@ -172,3 +176,82 @@ class DeletionAudit(models.Model):
             models.Index(fields=["tenant_id", "space_external_id", "occurred_at"]),
             models.Index(fields=["tenant_id", "content_digest"]),
         ]
+
+
+class Episode(models.Model):
+    """A past case in a shared space: an agent's run (inputs → output, outcome, feedback) or a
+    person's resolution of an escalation (input → resolution comment, outcome).
+
+    ``inputs`` and ``search_keys`` are JSON objects, encrypted: the inputs as given (a file input is
+    kept as its metadata) and, per argument, the text that is actually embedded and matched — a
+    long text compressed to its meaning, a file turned into a summary. Inputs are never edited.
+    """
+
+    class Kind(models.TextChoices):
+        EPISODE = "episode"
+        RESOLUTION = "resolution"
+
+    class Sentiment(models.TextChoices):
+        POSITIVE = "positive"
+        NEGATIVE = "negative"
+        NEUTRAL = "neutral"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="episodes")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    agent = models.CharField(max_length=100, blank=True, default="")
+    inputs = EncryptedTextField()
+    search_keys = EncryptedTextField()
+    output = EncryptedTextField(null=True, blank=True)
+    outcome = EncryptedTextField(null=True, blank=True)
+    resolution_comment = EncryptedTextField(null=True, blank=True)
+    sentiment = models.CharField(max_length=16, choices=Sentiment.choices, blank=True, default="")
+    feedback_comment = EncryptedTextField(null=True, blank=True)
+    origin_digest = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["space", "kind", "created_at"], name="episode_space_kind"),
+            models.Index(fields=["space", "origin_digest"], name="episode_space_origin"),
+        ]
+
+    @property
+    def inputs_dict(self) -> dict:
+        return json.loads(self.inputs)
+
+    @property
+    def search_keys_dict(self) -> dict:
+        return json.loads(self.search_keys)
+
+
+class EpisodeKey(models.Model):
+    """One argument of an episode as it is matched: its embedding and blind keyword index."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="+")
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="keys")
+    argument = models.CharField(max_length=64)
+    embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS)
+    keyword_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["episode", "argument"], name="episode_key_per_argument")]
+        indexes = [models.Index(fields=["space", "argument"], name="episode_key_space_argument")]
+
+
+class SpaceAgent(models.Model):
+    """An agent seen using a shared space: who a change of the space's matching settings affects."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="agents")
+    agent = models.CharField(max_length=100)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["space", "agent"], name="space_agent_once")]

@@ -8,6 +8,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
 from tenants import spaces
+from tenants.authentication import actor_of
 from tenants.models import Space
 from tenants.serializers import SpaceCreateInput, SpaceOutput, SpaceUpdateInput
 
@@ -56,12 +57,12 @@ class SpaceDetail(GenericAPIView):
         space = self.space()
         data = SpaceUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        space = spaces.update_space(space=space, **data.validated_data)
+        space = spaces.update_space(space=space, actor=actor_of(request), **data.validated_data)
         return Response(SpaceOutput(space).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, external_id):
         from memory.space_erasure import erase_space  # the memory app audits what the erasure deletes
 
-        erase_space(space=self.space(), actor=f"api key {request.auth.name} (eng_{request.auth.prefix})")
+        erase_space(space=self.space(), actor=actor_of(request))
         return Response(status=status.HTTP_204_NO_CONTENT)

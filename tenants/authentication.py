@@ -112,3 +112,12 @@ class HasApiKeyScope(permissions.BasePermission):
         else:
             needed = {getattr(view, "required_scope", "turns")}
         return bool(needed & set(request.auth.scopes))
+
+
+def actor_of(request) -> str:
+    """Who made an API request, for audit rows: the API key, or the console user behind a session."""
+    if isinstance(request.auth, ApiKey):
+        return f"api key {request.auth.name} (eng_{request.auth.prefix})"
+    if isinstance(request.auth, Membership):
+        return f"{request.auth.role} {request.auth.user.username} (console session)"
+    return "unknown"

@@ -8,7 +8,7 @@ from tenants import space_settings
 from tenants.models import SettingsChange, Space, Tenant
 
 
-def _record(*, tenant_id, space, actor: str, before: dict, after: dict) -> list[SettingsChange]:
+def record_changes(*, tenant_id, space, actor: str, before: dict, after: dict) -> list[SettingsChange]:
     changes = []
     for name in sorted(set(before) | set(after)):
         if before.get(name) != after.get(name):
@@ -35,7 +35,7 @@ def change_space_settings(*, space: Space, values: dict, actor: str) -> list[Set
             overrides[name] = value
     space.settings = overrides
     space.save(update_fields=["settings"])
-    return _record(tenant_id=space.tenant_id, space=space, actor=actor, before=before,
+    return record_changes(tenant_id=space.tenant_id, space=space, actor=actor, before=before,
                    after=space_settings.effective_settings(space))  # fmt: skip
 
 
@@ -46,4 +46,4 @@ def change_tenant_defaults(*, tenant: Tenant, values: dict, actor: str) -> list[
     tenant.default_space_settings = {**(tenant.default_space_settings or {}), **cleaned}
     tenant.save(update_fields=["default_space_settings"])
     after = {**space_settings.defaults(), **tenant.default_space_settings}
-    return _record(tenant_id=tenant.id, space=None, actor=actor, before=before, after=after)
+    return record_changes(tenant_id=tenant.id, space=None, actor=actor, before=before, after=after)

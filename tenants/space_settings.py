@@ -7,6 +7,7 @@ on labelled data (docs/quality.md will say which operating point was chosen and 
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -22,14 +23,18 @@ class Setting:
     minimum: float | None = None
     maximum: float | None = None
     help: str = ""
+    # For object-valued settings: the function that validates and normalises the object.
+    cleaner: Any = None
+    # Settings that only matter in shared (agent) spaces.
+    shared_only: bool = False
 
     def clean(self, value):
+        if self.cleaner is not None:
+            return self.cleaner(self.name, value)
         if self.kind is bool:
             if not isinstance(value, bool):
                 raise ValidationError({self.name: ["Must be true or false."]})
             return value
-        if self.kind is dict:
-            return _clean_weights(self.name, value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValidationError({self.name: [f"Must be a number between {self.minimum} and {self.maximum}."]})
         if self.kind is int and (isinstance(value, float) and not value.is_integer()):
@@ -53,6 +58,43 @@ def _clean_weights(name: str, value) -> dict:
     return cleaned
 
 
+ARGUMENT_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+AGENT_PATTERN = re.compile(r"^[A-Za-z0-9 ._:@-]{1,100}$")
+MAX_ARGUMENTS = 20
+
+
+def clean_search_keys(name: str, value) -> dict:
+    """``{argument: weight}``: which inputs count when matching episodes, and how much (0–10)."""
+    if not isinstance(value, dict):
+        raise ValidationError({name: ['Must be an object of argument name to weight, e.g. {"question": 2}.']})
+    if len(value) > MAX_ARGUMENTS:
+        raise ValidationError({name: [f"At most {MAX_ARGUMENTS} arguments."]})
+    cleaned = {}
+    for argument, weight in value.items():
+        if not ARGUMENT_PATTERN.match(argument):
+            raise ValidationError({name: [f"Argument {argument!r}: use 1 to 64 characters from A-Z a-z 0-9 _ . -"]})
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 10:
+            raise ValidationError({name: [f"The weight of {argument!r} must be a number between 0 and 10."]})
+        cleaned[argument] = float(weight)
+    if cleaned and not any(cleaned.values()):
+        raise ValidationError({name: ["At least one argument needs a weight above 0."]})
+    return cleaned
+
+
+def clean_agent_search_keys(name: str, value) -> dict:
+    """``{agent: {argument: weight}}``: an agent's own search keys, replacing the space's for it."""
+    if not isinstance(value, dict):
+        raise ValidationError({name: ["Must be an object of agent name to search keys."]})
+    cleaned = {}
+    for agent, keys in value.items():
+        if not AGENT_PATTERN.match(agent):
+            raise ValidationError(
+                {name: [f"Agent {agent!r}: use 1 to 100 characters from A-Z a-z 0-9 space . _ : @ -"]}
+            )
+        cleaned[agent] = clean_search_keys(f"{name}.{agent}", keys)
+    return cleaned
+
+
 SETTINGS = {
     s.name: s
     for s in [
@@ -67,9 +109,61 @@ SETTINGS = {
             dict,
             {"vector": 1.0, "keyword": 1.0, "topic": 1.0, "messages": 0.5},
             help="Weight of each recall strategy in rank fusion.",
+            cleaner=_clean_weights,
         ),
         Setting("prompt_token_budget", int, 600, 50, 8000, "Most tokens in the prompt block."),
         Setting("keep_transcripts", bool, False, help="Keep raw message text for transcript recall."),
+        Setting(
+            "episode_search_keys",
+            dict,
+            {},
+            help="Which input arguments count when matching episodes, with weights; empty: every argument, weight 1.",
+            cleaner=clean_search_keys,
+            shared_only=True,
+        ),
+        Setting(
+            "agent_search_keys",
+            dict,
+            {},
+            help="Per agent, search keys that replace the space's for that agent.",
+            cleaner=clean_agent_search_keys,
+            shared_only=True,
+        ),
+        Setting(
+            "episode_min_score",
+            float,
+            0.70,
+            0.0,
+            1.0,
+            "Score an episode must reach to be returned as an example.",
+            shared_only=True,
+        ),
+        Setting("episode_examples", int, 3, 1, 20, "Most episodes returned as examples.", shared_only=True),
+        Setting(
+            "episode_hybrid",
+            bool,
+            True,
+            help="Score arguments by meaning and shared keywords (off: meaning only).",
+            shared_only=True,
+        ),
+        Setting(
+            "escalation_min_score",
+            float,
+            0.90,
+            0.0,
+            1.0,
+            "Score the best past resolution must reach to be applied instead of escalating.",
+            shared_only=True,
+        ),
+        Setting(
+            "duplicate_min_score",
+            float,
+            0.93,
+            0.0,
+            1.0,
+            "Score at which a new episode or resolution counts as a near-duplicate of a stored one.",
+            shared_only=True,
+        ),
     ]
 }
 

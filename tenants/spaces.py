@@ -54,9 +54,16 @@ def create_space(
 
 
 @transaction.atomic
-def update_space(*, space: Space, display_name: str | None = None, settings: dict | None = None) -> Space:
-    """Change the display name and/or merge settings overrides (``null`` for a setting drops the override)."""
+def update_space(
+    *, space: Space, display_name: str | None = None, settings: dict | None = None, actor: str = ""
+) -> Space:
+    """Change the display name and/or merge settings overrides (``null`` for a setting drops the override).
+
+    Every setting whose effective value changes is recorded (who, from, to)."""
+    from tenants.settings_changes import record_changes
+
     fields = []
+    before = space_settings.effective_settings(space)
     if display_name is not None:
         space.display_name = display_name
         fields.append("display_name")
@@ -70,6 +77,9 @@ def update_space(*, space: Space, display_name: str | None = None, settings: dic
         fields.append("settings")
     if fields:
         space.save(update_fields=fields)
+    if settings is not None:
+        record_changes(tenant_id=space.tenant_id, space=space, actor=actor or "api",
+                       before=before, after=space_settings.effective_settings(space))  # fmt: skip
     return space
 
 
