@@ -1,12 +1,15 @@
 """The playground: exactly the recall step the API runs, with every candidate's scores; a forget
-phrase gets a dry run. It never writes."""
+phrase gets a dry run; in a shared space, episodic recall (inputs → matched episodes with their
+scores) and escalation matching (would a past resolution apply?). It never writes."""
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.shortcuts import render
 
 from console.access import OPERATOR_ROLES, console_view
-from memory import forgetting, recall
+from console.episode_views import parse_inputs
+from memory import episodes, forgetting, recall
 from memory.memory_deletion import DeletionContext
 from tenants import spaces
 from tenants.models import Space
@@ -21,11 +24,25 @@ def playground(request):
         request.GET.get("message", ""),
         request.GET.get("mode", "recall"),
     )
-    result = forget_result = settings = None
+    result = forget_result = settings = episode_result = escalation = None
+    error = ""
+    agent = request.GET.get("agent", "").strip()
     if chosen and message.strip():
         space = spaces.find_space(tenant=request.membership.tenant_id, external_id=chosen)
         settings = effective_settings(space)
-        if mode == "forget":
+        if mode in ("episodes", "escalation"):
+            try:
+                if mode == "episodes":
+                    episode_result = episodes.recall_episodes(
+                        space, inputs=parse_inputs(message), agent=agent, record_agent=False
+                    )
+                else:
+                    escalation = episodes.match_escalation(space, text=message)
+            except ValidationError as exc:
+                error = " ".join(exc.messages)
+            except episodes.WrongSpaceKind as exc:
+                error = exc.message
+        elif mode == "forget":
             forget_result = forgetting.forget(
                 space=space, utterance=message, context=DeletionContext(cause="operator"), dry_run=True
             )
@@ -33,7 +50,8 @@ def playground(request):
             result = recall.recall(space=space, query=message, explain=True)
     context = {
         "spaces": names, "chosen": chosen, "message": message, "mode": mode, "result": result,
-        "forget": forget_result, "settings": settings, "show_text": True,
+        "forget": forget_result, "settings": settings, "show_text": True, "agent": agent, "error": error,
+        "episodes": episode_result, "escalation": escalation,
     }  # fmt: skip
     template = "console/_playground_results.html" if request.htmx else "console/playground.html"
     return render(request, template, context)

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 
 from console.access import OPERATOR_ROLES, console_view
 from console.threshold_preview import preview
+from memory.space_agents import affected_agents
 from tenants import spaces
-from tenants.models import SettingsChange, Tenant
+from tenants.models import SettingsChange, Space, Tenant
 from tenants.settings_changes import change_space_settings, change_tenant_defaults
 from tenants.space_settings import STRATEGIES, clean_overrides, defaults, effective_settings
 
-FLOATS = ("dedup_distance", "recall_distance", "forget_floor")
-INTEGERS = ("max_deletions_per_request", "recall_limit", "prompt_token_budget")
+FLOATS = ("dedup_distance", "recall_distance", "forget_floor", "episode_min_score", "escalation_min_score",
+          "duplicate_min_score")  # fmt: skip
+INTEGERS = ("max_deletions_per_request", "recall_limit", "prompt_token_budget", "episode_examples")
 FLAGS = ("hybrid", "keep_transcripts")
+SHARED_FLAGS = ("episode_hybrid",)
+JSON_SETTINGS = ("episode_search_keys", "agent_search_keys")
 
 
 def values_from_form(data, current: dict) -> dict:
@@ -32,6 +38,17 @@ def values_from_form(data, current: dict) -> dict:
     if "flags_present" in data:
         for name in FLAGS:
             values[name] = data.get(name) == "on"
+    if "shared_present" in data:
+        for name in SHARED_FLAGS:
+            values[name] = data.get(name) == "on"
+    for name in JSON_SETTINGS:
+        raw = data.get(name)
+        if raw is None:
+            continue
+        try:
+            values[name] = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError:
+            raise ValidationError({name: ['Must be a JSON object, e.g. {"question": 2, "product": 1}.']}) from None
     weights = {}
     for strategy in STRATEGIES:
         raw = data.get(f"weight_{strategy}")
@@ -45,6 +62,22 @@ def values_from_form(data, current: dict) -> dict:
     return values
 
 
+class _AwaitingConfirmation(Exception):
+    pass
+
+
+def _agents_needing_confirmation(space, current: dict, values: dict, data) -> list[str]:
+    """A shared space's matching change is saved only after the operator has seen whom it affects."""
+    if space.kind != Space.Kind.SHARED or data.get("confirmed") == "1":
+        return []
+    proposed = {**current, **clean_overrides(values)}
+    return affected_agents(space, current, proposed)
+
+
+def _resubmitted_fields(data) -> list[tuple[str, str]]:
+    return [(name, value) for name, value in data.items() if name not in ("csrfmiddlewaretoken", "confirmed")]
+
+
 def _actor(request) -> str:
     return f"{request.membership.role} {request.user.username}"
 
@@ -54,20 +87,29 @@ def space_thresholds(request, external_id):
     space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
     current = effective_settings(space)
     errors = {}
+    confirm = None
     if request.method == "POST":
         if request.membership.role not in OPERATOR_ROLES:
             raise PermissionDenied("Your role cannot change settings.")
         try:
-            changes = change_space_settings(
-                space=space, values=values_from_form(request.POST, current), actor=_actor(request)
-            )
+            values = values_from_form(request.POST, current)
+            agents = _agents_needing_confirmation(space, current, values, request.POST)
+            if agents:
+                confirm = {"agents": agents, "fields": _resubmitted_fields(request.POST)}
+                raise _AwaitingConfirmation
+            changes = change_space_settings(space=space, values=values, actor=_actor(request))
             messages.success(request, f"Saved {len(changes)} change(s); they take effect on the next turn.")
             return redirect("console:thresholds", external_id=space.external_id)
         except ValidationError as exc:
             errors = exc.message_dict
+        except _AwaitingConfirmation:
+            pass
     history = SettingsChange.objects.filter(space=space).order_by("-changed_at")[:20]
     context = {
         "space": space, "current": current, "errors": errors, "history": history, "strategies": STRATEGIES,
+        "confirm": confirm, "shared": space.kind == Space.Kind.SHARED,
+        "search_keys_json": json.dumps(current["episode_search_keys"], indent=1),
+        "agent_keys_json": json.dumps(current["agent_search_keys"], indent=1),
         "can_save": request.membership.role in OPERATOR_ROLES,
         "preview": preview(space=space, values=current, sample_query=""),
     }  # fmt: skip

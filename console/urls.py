@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console import key_views, member_views, playground_views, settings_views, views
+from console import episode_views, key_views, member_views, playground_views, settings_views, views
 from console.login_throttle import ThrottledLoginView
 
 app_name = "console"
@@ -13,6 +13,12 @@ urlpatterns = [
     path("spaces/", views.space_list, name="spaces"),
     path("spaces/<str:external_id>/", views.space_detail, name="space"),
     path("spaces/<str:external_id>/memories/<uuid:memory_id>/delete/", views.memory_delete, name="memory-delete"),
+    path("spaces/<str:external_id>/episodes/add/", episode_views.episode_add, name="episode-add"),
+    path(
+        "spaces/<str:external_id>/episodes/<uuid:episode_id>/delete/",
+        episode_views.episode_delete,
+        name="episode-delete",
+    ),
     path("spaces/<str:external_id>/thresholds/", settings_views.space_thresholds, name="thresholds"),
     path("spaces/<str:external_id>/thresholds/preview/", settings_views.threshold_preview, name="threshold-preview"),
     path("settings/", settings_views.tenant_defaults, name="tenant-defaults"),

@@ -16,8 +16,9 @@ from console.access import AUDIT_ROLES, OPERATOR_ROLES, console_view, may_read_m
 from console.charts import bar_chart
 from console.dashboards import overview as overview_numbers
 from memory import deletion_audit, memory_edits
+from memory.episodes import describe
 from memory.memory_deletion import DeletionContext, delete_memory
-from memory.models import DeletionAudit, Memory, Turn
+from memory.models import DeletionAudit, Episode, Memory, Turn
 from tenants import spaces
 from tenants.models import Space
 
@@ -56,12 +57,34 @@ def space_detail(request, external_id):
         if rows:
             groups.append({"kind": kind, "rows": [_memory_row(m, show_text) for m in rows]})
     turns = [_turn_row(t, show_text) for t in Turn.objects.filter(space=space).order_by("-created_at")[:20]]
+    shared = space.kind == Space.Kind.SHARED
+    cases = _cases(space, show_text) if shared else []
     return render(
         request,
         "console/space.html",
-        {"space": space, "groups": groups, "turns": turns, "show_text": show_text,
-         "can_delete": request.membership.role in OPERATOR_ROLES},
+        {"space": space, "groups": groups, "turns": turns, "show_text": show_text, "shared": shared,
+         "cases": cases, "can_delete": request.membership.role in OPERATOR_ROLES},
     )  # fmt: skip
+
+
+CASES_SHOWN = 100
+
+
+def _cases(space, show_text: bool) -> list[dict]:
+    """The latest episodes and resolutions; support staff see metadata only."""
+    rows = Episode.objects.filter(space=space).order_by("-created_at")[: CASES_SHOWN * 2]
+    cases = {"episode": [], "resolution": []}
+    for episode in rows:
+        row = describe(episode) if show_text else {"id": episode.pk, "kind": episode.kind, "agent": episode.agent,
+                                                   "created_at": episode.created_at.isoformat()}  # fmt: skip
+        row["created"] = episode.created_at
+        row["sentiment"] = episode.sentiment
+        if len(cases[episode.kind]) < CASES_SHOWN:
+            cases[episode.kind].append(row)
+    return [
+        {"kind": "resolution", "label": "Escalation resolutions", "rows": cases["resolution"]},
+        {"kind": "episode", "label": "Episodes", "rows": cases["episode"]},
+    ]
 
 
 def _memory_row(memory: Memory, show_text: bool) -> dict:

@@ -25,7 +25,6 @@ from types import SimpleNamespace
 import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from config.api_errors import Conflict, DomainError
@@ -33,8 +32,9 @@ from memory.deletion_audit import record_deletion
 from memory.digests import keyword_digests
 from memory.embeddings import get_embedder
 from memory.memory_writer import lock_space
-from memory.models import DeletionAudit, Episode, EpisodeKey, SpaceAgent
+from memory.models import DeletionAudit, Episode, EpisodeKey
 from memory.search_keys import key_for
+from memory.space_agents import note_agent
 from memory.text_analysis import search_tokens
 from tenants.models import Space
 from tenants.space_settings import ARGUMENT_PATTERN, MAX_ARGUMENTS, effective_settings
@@ -177,17 +177,6 @@ def find_matches(
     return matches
 
 
-def note_agent(space: Space, agent: str) -> None:
-    if not agent:
-        return
-    now = timezone.now()
-    updated = SpaceAgent.objects.filter(space=space, agent=agent).update(last_seen_at=now)
-    if not updated:
-        SpaceAgent.objects.get_or_create(
-            space=space, agent=agent, defaults={"tenant_id": space.tenant_id, "last_seen_at": now}
-        )
-
-
 # --- recall -----------------------------------------------------------------------------------
 
 
@@ -199,7 +188,9 @@ class EpisodeRecall:
     considered: list[Match]
 
 
-def recall_episodes(space: Space, *, inputs, agent: str = "", limit: int | None = None) -> EpisodeRecall:
+def recall_episodes(
+    space: Space, *, inputs, agent: str = "", limit: int | None = None, record_agent: bool = True
+) -> EpisodeRecall:
     require_shared(space)
     settings = effective_settings(space)
     prepared = prepare_inputs(inputs)
@@ -212,7 +203,8 @@ def recall_episodes(space: Space, *, inputs, agent: str = "", limit: int | None 
     )
     threshold = settings["episode_min_score"]
     limit = limit or settings["episode_examples"]
-    note_agent(space, agent)
+    if record_agent:
+        note_agent(space, agent)
     return EpisodeRecall(
         matches=[m for m in considered if m.score >= threshold][:limit],
         threshold=threshold,
@@ -291,6 +283,12 @@ def duplicates_of(space: Space, case: NewCase, prepared: PreparedInputs, exclude
     )  # fmt: skip
     threshold = settings["duplicate_min_score"]
     return [m for m in matches if m.score >= threshold and set(m.episode.search_keys_dict) == set(prepared.keys)]
+
+
+def find_duplicates(space: Space, case: NewCase) -> list[Match]:
+    """The near-duplicates a new case would meet; writes nothing."""
+    require_shared(space)
+    return duplicates_of(space, case, prepare_inputs(case.inputs))
 
 
 @transaction.atomic

@@ -1,11 +1,12 @@
-"""Re-embed every memory of a tenant after an embedding-model change, in batches, with progress."""
+"""Re-embed every memory and every episode search key of a tenant after an embedding-model change,
+in batches, with progress."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from memory.embeddings import get_embedder
-from memory.models import Memory
+from memory.models import EpisodeKey, Memory
 from tenants import scope
 from tenants.models import Space
 
@@ -14,7 +15,7 @@ BATCH_SIZE = 64
 
 def reembed_tenant(tenant_id, progress: Callable[[int, int], None] = lambda done, total: None) -> int:
     with scope.tenant_scope(tenant_id):
-        total = Memory.objects.count()
+        total = Memory.objects.count() + EpisodeKey.objects.count()
         space_ids = list(Space.objects.values_list("id", flat=True))
     done = 0
     progress(done, total)
@@ -36,4 +37,24 @@ def reembed_tenant(tenant_id, progress: Callable[[int, int], None] = lambda done
             last_id = batch[-1].id
             done += len(batch)
             progress(done, total)
+        done = _reembed_episode_keys(tenant_id, space_id, embedder, done, total, progress)
     return done
+
+
+def _reembed_episode_keys(tenant_id, space_id, embedder, done: int, total: int, progress) -> int:
+    last_id = 0
+    while True:
+        with scope.tenant_scope(tenant_id, space_id):
+            batch = list(
+                EpisodeKey.objects.filter(space_id=space_id, id__gt=last_id)
+                .select_related("episode")
+                .order_by("id")[:BATCH_SIZE]
+            )
+            if not batch:
+                return done
+            texts = [key.episode.search_keys_dict[key.argument] for key in batch]
+            for key, vector in zip(batch, embedder.embed(texts), strict=True):
+                EpisodeKey.objects.filter(pk=key.pk).update(embedding=vector)
+        last_id = batch[-1].id
+        done += len(batch)
+        progress(done, total)

@@ -132,3 +132,31 @@ def test_an_operator_deletes_a_memory_and_support_finds_it_in_the_audit(browser,
     page.get_by_role("button", name="Check").click()
     page.wait_for_selector("text=Yes: deleted")
     page.screenshot(path=str(ARTIFACTS / "deletions.png"), full_page=True)
+
+
+def test_adding_a_duplicate_resolution_opens_the_choice_dialog(browser, live_server, tenant_a):
+    from playwright.sync_api import expect
+
+    make_space(tenant_a, "agents", kind="shared")
+    create_operator(tenant=tenant_a, username="olga", password=PASSWORD, role="operator")
+    page = browser.new_page()
+    log_in(page, live_server, "olga")
+    page.goto(f"{live_server.url}/console/spaces/agents/")
+    page.fill("#case-input", "Customer was charged twice for the same order")
+    page.fill("#case-comment", "Refund the second charge")
+    page.fill("#case-outcome", "refund")
+    page.click("#add-case-submit")
+    expect(page.locator("text=Stored: created.")).to_be_visible(timeout=15000)
+    page.fill("#case-input", "Customer was charged twice for the same order.")
+    page.fill("#case-comment", "Apologise and refund")
+    page.fill("#case-outcome", "refund")
+    page.click("#add-case-submit")
+    dialog = page.locator("dialog.duplicates")
+    expect(dialog).to_be_visible(timeout=15000)
+    assert "Refund the second charge" in dialog.inner_text()
+    page.screenshot(path=str(ARTIFACTS / "duplicate-dialog.png"), full_page=True)
+    page.click("#dup-merge")
+    expect(page.locator("text=Stored: merged.")).to_be_visible(timeout=15000)
+    resolutions = page.locator("section", has_text="Escalation resolutions").locator("tbody tr")
+    assert resolutions.count() == 1
+    assert "Apologise and refund" in resolutions.first.inner_text()

@@ -307,3 +307,17 @@ def test_another_tenant_cannot_reach_a_shared_space(client_a, client_b, shared_a
     assert client_b.get(episodes_url()).json()["count"] == 0
     [kept] = [e for e in stored_episodes(shared_a) if e.kind == "episode"]
     assert kept.outcome == "resolved"
+
+
+def test_reembed_also_rewrites_episode_search_keys(client_a, shared_a, capsys):
+    from django.core.management import call_command
+
+    add_episode(client_a, {"question": REFUND, "product": "chair"})
+    with scope.tenant_scope(shared_a.tenant_id, shared_a):
+        EpisodeKey.objects.update(embedding=[0.0] * 383 + [1.0])
+    call_command("reembed", "--tenant", "alice")
+    assert "re-embedded 2/2" in capsys.readouterr().out
+    with scope.tenant_scope(shared_a.tenant_id, shared_a):
+        assert all(abs(float(k.embedding[-1]) - 1.0) > 0.01 for k in EpisodeKey.objects.all())
+    match = client_a.post(episodes_url(suffix="/recall"), {"inputs": {"question": REFUND}}, format="json").json()
+    assert match["episodes"][0]["score"] > 0.95
