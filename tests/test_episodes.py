@@ -321,3 +321,15 @@ def test_reembed_also_rewrites_episode_search_keys(client_a, shared_a, capsys):
         assert all(abs(float(k.embedding[-1]) - 1.0) > 0.01 for k in EpisodeKey.objects.all())
     match = client_a.post(episodes_url(suffix="/recall"), {"inputs": {"question": REFUND}}, format="json").json()
     assert match["episodes"][0]["score"] > 0.95
+
+
+def test_with_a_chat_model_a_long_input_is_summarised_and_a_model_outage_falls_back(client_a, shared_a, openai_engines):
+    long_text = "The invoice export fails every Monday. " + "The nightly job log is unremarkable. " * 60
+    openai_engines.scripts["summary"] = [{"summary": "Invoice export to accounting fails on Mondays."}]
+    episode = add_episode(client_a, {"report": long_text})["episode"]
+    assert episode["search_keys"]["report"] == "Invoice export to accounting fails on Mondays."
+    assert long_text[:200] in openai_engines.user_messages()[-1]
+    openai_engines.down = True
+    fallback = add_episode(client_a, {"report": "A different case entirely. " + long_text})["episode"]
+    assert "invoice export" in fallback["search_keys"]["report"].lower()
+    assert len(fallback["search_keys"]["report"]) <= 600
