@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 DEV_ENV := ENGRAM_DEBUG=1
 
-.PHONY: run serve test fuzz lint stop db-start db-status migrate bench venv
+.PHONY: run serve test fuzz lint stop db-start db-status migrate bench eval venv
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -64,3 +64,7 @@ test: $(STAMP)
 
 bench: db-start
 	$(PY) -m bench.run_all
+
+# Memory quality on the labelled set in eval/data: writes docs/quality.md and docs/quality/*.svg.
+eval: db-start
+	$(PY) -m eval.run_eval

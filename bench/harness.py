@@ -23,13 +23,13 @@ def setup_django():
 
 
 @contextlib.contextmanager
-def throwaway_database():
+def throwaway_database(name: str = "engram_bench"):
     """A fresh migrated database (the test database), dropped afterwards."""
     from django.db import connection
     from django.test.utils import setup_databases, teardown_databases
 
     # Not the test suite's database: a benchmark and `make test` may run side by side.
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = "engram_bench"
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = name
     config = setup_databases(verbosity=0, interactive=False)
     try:
         yield

@@ -9,17 +9,18 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 
 from console.access import OPERATOR_ROLES, console_view
-from console.threshold_preview import preview
+from console.threshold_preview import pairwise_distances, preview, space_vectors
+from memory import pair_marks
 from memory.space_agents import affected_agents
 from tenants import spaces
 from tenants.models import SettingsChange, Space, Tenant
 from tenants.settings_changes import change_space_settings, change_tenant_defaults
 from tenants.space_settings import STRATEGIES, clean_overrides, defaults, effective_settings
 
-FLOATS = ("dedup_distance", "recall_distance", "forget_floor", "episode_min_score", "escalation_min_score",
-          "duplicate_min_score")  # fmt: skip
+FLOATS = ("dedup_distance", "recall_distance", "corroborated_recall_distance", "forget_floor", "episode_min_score",
+          "escalation_min_score", "duplicate_min_score")  # fmt: skip
 INTEGERS = ("max_deletions_per_request", "recall_limit", "prompt_token_budget", "episode_examples")
-FLAGS = ("hybrid", "keep_transcripts")
+FLAGS = ("hybrid", "keep_transcripts", "dedup_requires_same_terms")
 SHARED_FLAGS = ("episode_hybrid",)
 JSON_SETTINGS = ("episode_search_keys", "agent_search_keys")
 
@@ -112,8 +113,40 @@ def space_thresholds(request, external_id):
         "agent_keys_json": json.dumps(current["agent_search_keys"], indent=1),
         "can_save": request.membership.role in OPERATOR_ROLES,
         "preview": preview(space=space, values=current, sample_query=""),
+        **pair_marks_context(space, current),
     }  # fmt: skip
     return render(request, "console/thresholds.html", context)
+
+
+def pair_marks_context(space, current: dict) -> dict:
+    rows, matrix = space_vectors(space)
+    distances = pairwise_distances(matrix) if rows else None
+    return {
+        "mark_candidates": pair_marks.unmarked_candidates(space, rows, distances) if rows else [],
+        "marks": pair_marks.report(
+            space, dedup_distance=current["dedup_distance"], requires_same_terms=current["dedup_requires_same_terms"]
+        ),
+    }
+
+
+@console_view(roles=OPERATOR_ROLES)
+def mark_pair(request, external_id):
+    """An operator marks two memories as the same fact or different ones (htmx; the marks panel comes back)."""
+    space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
+    errors = []
+    if request.method == "POST":
+        try:
+            pair_marks.mark(
+                space=space, first_id=request.POST.get("first", ""), second_id=request.POST.get("second", ""),
+                label=request.POST.get("label", ""), actor=_actor(request),
+            )  # fmt: skip
+        except (ValidationError, ValueError) as exc:
+            errors = getattr(exc, "messages", [str(exc)])
+    current = effective_settings(space)
+    context = {"space": space, "current": current, "mark_errors": errors, **pair_marks_context(space, current)}
+    if request.htmx:
+        return render(request, "console/_pair_marks.html", context)
+    return redirect("console:thresholds", external_id=space.external_id)
 
 
 @console_view()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from django.utils.html import escape
 
+from memory.merge_rule import is_restatement
 from memory.models import Memory
 from memory.recall import recall
 
@@ -39,14 +40,19 @@ def pairwise_distances(matrix) -> np.ndarray:
     return 1.0 - matrix @ matrix.T
 
 
-def merge_pairs(rows, distances, dedup_distance: float, limit: int = 20) -> list[dict]:
-    """Pairs of the same kind within the dedup distance, closest first."""
+def merge_pairs(
+    rows, distances, dedup_distance: float, requires_same_terms: bool = True, limit: int = 20
+) -> list[dict]:
+    """Pairs of the same kind the writer would merge (memory.merge_rule), closest first."""
     if len(rows) < 2:
         return []
     pairs = []
     for i in range(len(rows)):
         for j in range(i + 1, len(rows)):
-            if rows[i].kind == rows[j].kind and distances[i, j] <= dedup_distance:
+            if rows[i].kind == rows[j].kind and is_restatement(
+                rows[i].content, rows[j].content, float(distances[i, j]),
+                dedup_distance=dedup_distance, requires_same_terms=requires_same_terms,
+            ):  # fmt: skip
                 pairs.append((float(distances[i, j]), i, j))
     pairs.sort()
     return [{"distance": d, "a": rows[i], "b": rows[j]} for d, i, j in pairs[:limit]]
@@ -94,7 +100,7 @@ def histogram_svg(values: np.ndarray, lines: dict[str, float], *, width: int = 5
 def preview(*, space, values: dict, sample_query: str = "") -> dict:
     rows, matrix = space_vectors(space)
     distances = pairwise_distances(matrix) if rows else np.zeros((0, 0))
-    pairs = merge_pairs(rows, distances, values["dedup_distance"])
+    pairs = merge_pairs(rows, distances, values["dedup_distance"], values["dedup_requires_same_terms"])
     lines = {"dedup": values["dedup_distance"], "recall": values["recall_distance"], "forget": values["forget_floor"]}
     result = {
         "pairs": pairs,

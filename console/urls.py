@@ -21,6 +21,7 @@ urlpatterns = [
     ),
     path("spaces/<str:external_id>/thresholds/", settings_views.space_thresholds, name="thresholds"),
     path("spaces/<str:external_id>/thresholds/preview/", settings_views.threshold_preview, name="threshold-preview"),
+    path("spaces/<str:external_id>/thresholds/marks/", settings_views.mark_pair, name="mark-pair"),
     path("settings/", settings_views.tenant_defaults, name="tenant-defaults"),
     path("playground/", playground_views.playground, name="playground"),
     path("keys/", key_views.api_keys, name="api-keys"),

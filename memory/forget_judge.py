@@ -32,7 +32,7 @@ FORGET_SCHEMA = {
 }
 NEGATIONS = {
     "en": r"\b(?:don't|do not|doesn't|does not|didn't|never|not|no longer|isn't|is not|aren't|that's not|n't)\b",
-    "ru": r"(?<!\w)(?:не|больше не|никогда)(?!\w)",
+    "ru": r"(?<!\w)(?:не|нет|больше не|никогда)(?!\w)",
     "cs": r"(?<!\w)(?:není|nejsme|ne|nikdy|už ne)(?!\w)",
     "de": r"\b(?:nicht|kein|keine|keinen|nie|niemals|nicht mehr)\b",
     "es": r"(?<!\w)(?:no|nunca|ya no)(?!\w)",
@@ -64,13 +64,21 @@ def _denegated(text: str, language: str) -> str:
     return re.sub(r"\s+", " ", re.sub(pattern, " ", text)).strip() if pattern else text
 
 
+def _statement_not_request(before: str, language: str) -> bool:
+    """ "Don't forget …", "we never forget …": the verb is negated or has a subject, so nothing is asked."""
+    before = before.rstrip(" ,")
+    return any(
+        before == word or before.endswith(" " + word) for word in _phrases(lexicon.NOT_A_REQUEST_BEFORE, language)
+    )
+
+
 def read_intent(message: str) -> ForgetIntent:
     """The rule set's reading: explicit request, correction, or neither; and what to match."""
     language = detect_language(message)
     text = normalise(message)
     for phrase in _phrases(lexicon.EXPLICIT_FORGET, language):
         at = _find(text, phrase, language)
-        if at < 0:
+        if at < 0 or _statement_not_request(text[:at], language):
             continue
         if language == "ja":
             # Japanese names the target before the verb: 「家具について忘れてください」.

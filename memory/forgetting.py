@@ -32,6 +32,8 @@ HARD_MAX_DELETIONS = int(SETTINGS["max_deletions_per_request"].maximum)
 # Besides the floor, a candidate must be nearly as close as the best one: one request is about one
 # thing, and a second, looser match is more likely a different memory.
 MARGIN_FROM_BEST = 0.05
+# How much farther than the floor an explicit request reaches for a row sharing a word or topic with it.
+CORROBORATED_FLOOR_FACTOR = 2.0
 
 
 @dataclasses.dataclass
@@ -59,7 +61,8 @@ class ForgetOutcome:
 
 
 def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> list[Candidate]:
-    """This space's memories a request may delete: within the floor (and the margin of the best),
+    """This space's memories a request may delete: within the floor, or within twice the floor when
+    they share a content word or the topic with the request (all within the margin of the best);
     or — for an explicit "forget what you know about X" — carrying every word of X, or X's topic."""
     vectors = get_embedder().embed(intent.targets)
     active = Memory.objects.filter(space=space, superseded_by__isnull=True).defer("embedding")
@@ -74,6 +77,24 @@ def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> lis
         for memory in rows:
             if memory.pk not in found or memory.distance < found[memory.pk].distance:
                 found[memory.pk] = Candidate(memory, float(memory.distance))
+    if intent.kind is not None:
+        # A request may reach a little farther when the stored row shares a content word or its topic
+        # with what the customer said ("forget my contact preference" → topic contact).
+        for target, vector in zip(intent.targets, vectors, strict=True):
+            tokens = search_tokens(target)
+            if not tokens:
+                continue
+            keys = {topic_digest(space.id, t) for t in tokens} - {""}
+            shared = (
+                active.exclude(kind="topic")
+                .filter(Q(keyword_digests__overlap=keyword_digests(space.id, tokens)) | Q(topic_digest__in=keys))
+                .annotate(distance=CosineDistance("embedding", vector))
+                .filter(distance__lte=floor * CORROBORATED_FLOOR_FACTOR)
+                .order_by("distance")[:HARD_MAX_DELETIONS]
+            )
+            for memory in shared:
+                if memory.pk not in found or memory.distance < found[memory.pk].distance:
+                    found[memory.pk] = Candidate(memory, float(memory.distance))
     if found:
         cutoff = min(f.distance for f in found.values()) + MARGIN_FROM_BEST
         found = {pk: f for pk, f in found.items() if f.distance <= cutoff}

@@ -21,8 +21,9 @@ from pgvector.django import CosineDistance
 
 from memory.digests import keyword_digests, topic_digest
 from memory.grounding import Grounded
+from memory.merge_rule import is_restatement, values_conflict
 from memory.models import Memory, Message, Session
-from memory.text_analysis import search_tokens, value_terms
+from memory.text_analysis import search_tokens
 
 EVENT_RESTATEMENT_DISTANCE = 0.03
 
@@ -44,11 +45,6 @@ def lock_space(space_id) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"engram-space:{space_id}"])
 
 
-def values_conflict(old_text: str, new_text: str) -> bool:
-    old_values, new_values = value_terms(old_text), value_terms(new_text)
-    return bool(old_values and new_values and old_values != new_values)
-
-
 def index_digests(space_id, entry) -> list[str]:
     tokens = search_tokens(entry.content) | {k.lower() for k in entry.keywords if k}
     if entry.topic:
@@ -60,6 +56,7 @@ class MemoryWriter:
     def __init__(self, *, space, settings: dict, session: Session, message: Message):
         self.space = space
         self.dedup_distance = settings["dedup_distance"]
+        self.requires_same_terms = settings["dedup_requires_same_terms"]
         self.session = session
         self.message = message
         self.outcome = WriteOutcome()
@@ -82,7 +79,14 @@ class MemoryWriter:
             if near is not None and near.distance <= self.dedup_distance:
                 if values_conflict(near.content, entry.content):
                     return self.supersede(near, grounded, topic_key)
-                return self.merge(near, grounded, topic_key)
+                if is_restatement(
+                    near.content,
+                    entry.content,
+                    near.distance,
+                    dedup_distance=self.dedup_distance,
+                    requires_same_terms=self.requires_same_terms,
+                ):
+                    return self.merge(near, grounded, topic_key)
             same_topic = (
                 active.filter(kind=entry.kind, topic_digest=topic_key).order_by("-updated_at").first()
                 if topic_key

@@ -255,3 +255,24 @@ class SpaceAgent(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["space", "agent"], name="space_agent_once")]
+
+
+class PairMark(models.Model):
+    """An operator's judgement that two memories of a space say the same thing or not: their own
+    labelled data for the dedup distance (the thresholds page shows precision and recall on it)."""
+
+    class Label(models.TextChoices):
+        SAME = "same"
+        DIFFERENT = "different"
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="+")
+    first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    label = models.CharField(max_length=16, choices=Label.choices)
+    marked_by = models.CharField(max_length=200)
+    marked_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["first", "second"], name="pair_mark_once")]

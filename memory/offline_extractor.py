@@ -77,6 +77,12 @@ def is_question(sentence: str, language: str) -> bool:
 
 
 def is_small_talk(sentence: str, language: str) -> bool:
+    if len(words(sentence)) <= 2 and any(_is_greeting_in(sentence, other) for other in lexicon.SMALL_TALK):
+        return True  # "¡Hola!" is too short to tell its language reliably
+    return _is_greeting_in(sentence, language)
+
+
+def _is_greeting_in(sentence: str, language: str) -> bool:
     text = normalise(sentence)
     remainder = text
     for phrase in sorted(_phrases("SMALL_TALK", language), key=len, reverse=True):
@@ -93,12 +99,17 @@ def is_small_talk(sentence: str, language: str) -> bool:
 def classify(sentence: str, language: str) -> str | None:
     """The kind of entry a customer sentence gives, or None when it says nothing about them."""
     text = normalise(sentence)
+    if _has_any("REMIND_ME", text, language):
+        return "task"
     addressed_to_agent = _mentions_word("SECOND_PERSON", text, language)
     if _has_any("INSTRUCTION", text, language) and (
         addressed_to_agent or _starts_with_any("INSTRUCTION_OPENERS", text, language)
     ):
         return "instruction"
     speaks_of_self = _speaks_of_self(text, language)
+    if not speaks_of_self and language != "ja" and _has_any("INSTRUCTION", text, language):
+        # (Japanese drops the speaker and its requests end in ください, handled above.)
+        return None  # "Проверьте, пожалуйста, статус заказа": a request to the agent, not a fact
     if not speaks_of_self and _has_any("SMALL_TALK", text, language):
         return None  # "The weather is lovely today", "Thanks a lot!"
     if _has_any("TASK", text, language) and speaks_of_self:

@@ -38,7 +38,7 @@ SMALL_TALK = {
     "de": "hallo, danke, guten tag, guten morgen, tschüss, auf wiedersehen, gut, super, wetter",
     "es": "hola, gracias, buenos días, buenas tardes, adiós, vale, genial, el tiempo",
     "fr": "bonjour, merci, salut, au revoir, bonsoir, d'accord, super, météo",
-    "ja": "こんにちは, ありがとう, よろしく, おはよう, こんばんは, さようなら, はい, 了解, 天気",
+    "ja": "こんにちは, ありがとう, よろしく, おはよう, こんばんは, さようなら, はい、, はい。, 了解, 天気",
 }
 
 INSTRUCTION = {
@@ -70,6 +70,17 @@ HARD_CONSTRAINT = {
     "es": "nunca, siempre, debe, debemos, solo, no podemos, alergia, plazo, a más tardar, obligatorio",
     "fr": "jamais, toujours, doit, devons, seulement, ne pouvons pas, allergie, délai, au plus tard, obligatoire",
     "ja": "必ず, 絶対, しかできません, できません, アレルギー, 締め切り, 期限, までに, 必須",
+}
+
+# "Remind me …" asks for a task even where the speaker is only marked on the verb ("recuérdame").
+REMIND_ME = {
+    "en": "remind me",
+    "ru": "напомните мне, напомни мне, напомните",
+    "cs": "připomeňte mi, připomeň mi, připomeňte",
+    "de": "erinnern sie mich, erinnere mich",
+    "es": "recuérdame, recuérdeme",
+    "fr": "rappelez-moi, rappelle-moi",
+    "ja": "リマインドして, 思い出させて",
 }
 
 TASK = {
@@ -124,13 +135,13 @@ QUESTION_OPENERS = {
 # delete (and the message is never mined); CORRECTION negates something that may be stored (it
 # deletes only what lies within the forget floor, and is mined as usual when nothing does).
 EXPLICIT_FORGET = {
-    "en": "forget, delete what you know, remove what you know, don't remember, stop remembering, erase",
+    "en": "forget, delete, remove what you know, don't remember, stop remembering, erase",
     "ru": "забудь, забудьте, удалите, удали, сотрите, не запоминайте",
     "cs": "zapomeňte, zapomeň, smažte, vymažte, nepamatujte si",
     "de": "vergiss, vergessen sie, löschen sie, lösch, merken sie sich nicht",
     "es": "olvida, olvide, olvídate, olvídese, borra, borre, elimina",
     "fr": "oublie, oubliez, supprimez, efface, effacez",
-    "ja": "忘れて, 削除して, 消して, 覚えないで",
+    "ja": "忘れてください, 忘れて下さい, 忘れてほしい, 削除してください, 削除して下さい, 消してください, 覚えないでください",
 }
 CORRECTION = {
     "en": "that's not, that is not, not my company, not our company, we don't, we do not, i don't, i do not, that's wrong, that is wrong, incorrect, not true, we never, no longer",
@@ -140,6 +151,17 @@ CORRECTION = {
     "es": "eso no es, no es mi empresa, no es nuestra empresa, no hacemos, no tenemos, eso es incorrecto, ya no",
     "fr": "ce n'est pas, pas mon entreprise, pas notre entreprise, nous ne, je ne, c'est faux, plus de",
     "ja": "違います, ではありません, じゃない, ではない, していません, 作っていません, もうない",
+}
+# Words right before a forget verb that make it a statement or its opposite, not a request:
+# "don't forget our renewal", "we never forget a deadline", "не забудьте".
+NOT_A_REQUEST_BEFORE = {
+    "en": "don't, do not, never, not, won't, didn't, we, i, they, he, she, you never, shouldn't",
+    "ru": "не, никогда не, мы, я, они",
+    "cs": "ne, nikdy, my, já",
+    "de": "nicht, nie, wir, ich",
+    "es": "no, nunca, nosotros, yo",
+    "fr": "ne, n', jamais, nous, je",
+    "ja": "",
 }
 # What follows these in an explicit request names the target ("forget what you know about X").
 FORGET_TARGET_MARKERS = {

@@ -37,6 +37,7 @@ VECTOR_CANDIDATES = 50
 COMMON_TOKEN_SHARE = 0.5
 COMMON_TOKEN_MIN_ROWS = 4
 ENDED_TASK_FACTOR = 0.5
+STANDOUT_MARGIN = 0.03
 
 
 @dataclasses.dataclass
@@ -117,18 +118,40 @@ def _token_frequencies(space_id, digests: list[str]) -> tuple[Counter, int]:
         return frequency, cursor.fetchone()[0]
 
 
-def _vector_candidates(active, vectors: np.ndarray, threshold: float | None = None) -> dict:
-    """Nearest rows per query vector; with ``threshold`` only those within it (the served path)."""
+def _vector_candidates(active, vectors: np.ndarray) -> dict:
+    """The nearest rows per query vector (also those too far to pass: the gap to the runner-up matters)."""
     best: dict = {}
     for vector in vectors:
         rows = _with_distance(active, vector)
-        if threshold is not None:
-            rows = rows.filter(distance__lte=threshold)
         for memory in rows.order_by("distance")[:VECTOR_CANDIDATES]:
             current = best.get(memory.pk)
             if current is None or memory.distance < current.distance:
                 best[memory.pk] = memory
     return best
+
+
+def _passing_by_meaning(nearest: dict, scored: dict, *, alone: float, corroborated: float) -> list:
+    """Vector matches that pass, nearest first.
+
+    Distances from this embedding model are compressed and shift by language (a relevant Russian or
+    Japanese statement often sits at 0.05–0.10, an English one at 0.12–0.15, unrelated ones from
+    0.13 up), so one absolute cut either drops relevant memories or returns unrelated ones.
+    A statement therefore passes on meaning alone only within ``alone``; up to ``corroborated`` it
+    needs a second signal: the keyword or topic strategy found it too, or it stands out — it is the
+    nearest statement and the next one is at least STANDOUT_MARGIN farther (docs/quality.md).
+    """
+    ordered = sorted(nearest.values(), key=lambda m: m.distance)
+    corroborated = max(corroborated, alone)
+    passing = []
+    for index, memory in enumerate(ordered):
+        if memory.distance <= alone:
+            passing.append(memory)
+        elif memory.distance <= corroborated:
+            ranks = scored[memory.pk].ranks
+            stands_out = index == 0 and len(ordered) > 1 and ordered[1].distance - memory.distance >= STANDOUT_MARGIN
+            if "keyword" in ranks or "topic" in ranks or stands_out:
+                passing.append(memory)
+    return passing
 
 
 def _useful_tokens(space_id, tokens: set[str]) -> dict[str, str]:
@@ -152,7 +175,8 @@ def recall(
     overrides: dict | None = None,
     explain: bool = False,
 ) -> RecallResult:
-    """Recall for ``query``. ``explain`` also keeps the nearest rows that did not pass (the playground)."""
+    """Recall for ``query``. ``candidates`` keeps every row considered, passing or not (the playground
+    shows them); ``explain`` is accepted for callers that ask for that explicitly."""
     settings = {**effective_settings(space), **(overrides or {})}
     limit = limit or settings["recall_limit"]
     threshold = settings["recall_distance"]
@@ -195,13 +219,9 @@ def recall(
     # A topic row's content is only its name: a word that is near any short query. Topics are
     # matched by their key, never by vector.
     statements = active.exclude(kind="topic")
-    nearest = _vector_candidates(statements, vectors, None if explain else threshold) if vectors is not None else {}
-    passing = sorted((m for m in nearest.values() if m.distance <= threshold), key=lambda m: m.distance)
+    nearest = _vector_candidates(statements, vectors) if vectors is not None else {}
     for memory in nearest.values():
         entry(memory)
-    for rank, memory in enumerate(passing, start=1):
-        entry(memory).ranks["vector"] = rank
-
     if settings["hybrid"]:
         useful = _useful_tokens(space.id, analysis.keywords)
         if useful:
@@ -226,6 +246,12 @@ def recall(
                 entry(memory).ranks["topic"] = rank
         if settings["keep_transcripts"] and not kinds:
             _transcript_candidates(space, analysis, scored)
+
+    passing = _passing_by_meaning(
+        nearest, scored, alone=threshold, corroborated=settings["corroborated_recall_distance"]
+    )
+    for rank, memory in enumerate(passing, start=1):
+        scored[memory.pk].ranks["vector"] = rank
 
     for item in scored.values():
         item.passes = bool(item.ranks)

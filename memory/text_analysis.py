@@ -176,6 +176,18 @@ def value_terms(text: str, language: str | None = None) -> set[str]:
     return found
 
 
+# Kept by content_terms because they can carry a value ("un" is also French for one), but as search
+# tokens they are articles: "¿Tienen un gato?" must not match "abrimos un segundo almacén".
+ARTICLE_LEMMAS = {"un", "uno", "una", "ein", "eine", "jeden", "jedna"}
+_HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
+
+
 def search_tokens(text: str, language: str | None = None) -> set[str]:
-    """Tokens for the blind keyword index and query matching (lemmas or bigrams, no stop words)."""
-    return {t for t in content_terms(text, language) if len(t) >= 2 or t.isdigit()}
+    """Tokens for the blind keyword index and query matching (lemmas or bigrams, no stop words).
+
+    Japanese bigrams made only of hiragana (ます, すか, です, てい) are grammar, not content: they
+    would make every polite question "match" every polite statement."""
+    return {
+        t for t in content_terms(text, language)
+        if (len(t) >= 2 or t.isdigit()) and t not in ARTICLE_LEMMAS and not _HIRAGANA_ONLY.match(t)
+    }  # fmt: skip

@@ -1,7 +1,7 @@
 """Per-space settings with tenant-wide defaults: names, ranges and the effective value for a space.
 
-The defaults of the three distances are placeholders until the evaluation issue calibrates them
-on labelled data (docs/quality.md will say which operating point was chosen and why).
+The defaults of the distances are calibrated on the labelled set in eval/data (`make eval`);
+docs/quality.md shows the curves and says which operating point was chosen and why.
 """
 
 from __future__ import annotations
@@ -98,9 +98,30 @@ def clean_agent_search_keys(name: str, value) -> dict:
 SETTINGS = {
     s.name: s
     for s in [
-        Setting("dedup_distance", float, 0.06, 0.0, 1.0, "Cosine distance under which two facts of one kind merge."),
-        Setting("recall_distance", float, 0.20, 0.0, 1.0, "Cosine distance a memory must be under to be recalled."),
-        Setting("forget_floor", float, 0.10, 0.0, 1.0, "Cosine distance a memory must be under to be forgotten."),
+        Setting("dedup_distance", float, 0.07, 0.0, 1.0, "Cosine distance under which two facts of one kind merge."),
+        Setting(
+            "dedup_requires_same_terms",
+            bool,
+            True,
+            help="Merge only statements whose content terms match (needed with the bundled embedding model).",
+        ),
+        Setting(
+            "recall_distance",
+            float,
+            0.08,
+            0.0,
+            1.0,
+            "Cosine distance under which a memory is recalled on meaning alone.",
+        ),
+        Setting(
+            "corroborated_recall_distance",
+            float,
+            0.18,
+            0.0,
+            1.0,
+            "Up to this distance a memory is recalled only if a keyword or topic also matches, or it stands out.",
+        ),
+        Setting("forget_floor", float, 0.06, 0.0, 1.0, "Cosine distance a memory must be under to be forgotten."),
         Setting("max_deletions_per_request", int, 3, 1, 10, "Most memories one forget request may delete."),
         Setting("recall_limit", int, 8, 1, 50, "Most memories returned by recall."),
         Setting("hybrid", bool, True, help="Fuse keyword and topic matches with vector similarity."),

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from memory.digests import keyword_digests
 from memory.embeddings import get_embedder
 from memory.models import Memory
+from memory.text_analysis import search_tokens
 from tenants import scope
 from tenants.tenant_admin import create_operator
 from tests.conftest import make_space
@@ -58,8 +60,9 @@ def console_data(tenant_a):
     with scope.tenant_scope(tenant_a, space):
         for text, vector in zip(FACTS, vectors, strict=True):
             Memory.objects.create(
-                tenant_id=tenant_a.id, space=space, kind="fact", content=text, embedding=vector, importance=0.6
-            )
+                tenant_id=tenant_a.id, space=space, kind="fact", content=text, embedding=vector, importance=0.6,
+                keyword_digests=keyword_digests(space.id, search_tokens(text)),
+            )  # fmt: skip
     create_operator(tenant=tenant_a, username="olga", password=PASSWORD, role="operator")
     create_operator(tenant=tenant_a, username="sam", password=PASSWORD, role="support")
     return space
@@ -88,6 +91,8 @@ def test_moving_the_dedup_slider_changes_the_preview(browser, live_server, conso
     log_in(page, live_server, "olga")
     page.goto(f"{live_server.url}/console/spaces/{console_data.external_id}/thresholds/")
     assert page.locator("#merge-count").inner_text() == "0"
+    # These facts are paraphrases, not restatements in the same terms: only distance can merge them.
+    page.uncheck("input[name=dedup_requires_same_terms]")
     page.fill("#dedup_distance", "0.3")
     # A locator assertion, not wait_for_function: the console's CSP forbids evaluating strings.
     expect(page.locator("#merge-count")).not_to_have_text("0", timeout=15000)

@@ -136,14 +136,16 @@ def test_saving_thresholds_is_validated_and_audited(client, tenant_a, space_a):
     url = f"/console/spaces/{space_a.external_id}/thresholds/"
     bad = client.post(url, {"flags_present": "1", "recall_distance": "1.7"})
     assert bad.status_code == 200 and b"between" in bad.content
-    saved = client.post(url, {"flags_present": "1", "hybrid": "on", "recall_distance": "0.18"})
+    saved = client.post(
+        url, {"flags_present": "1", "hybrid": "on", "dedup_requires_same_terms": "on", "recall_distance": "0.18"}
+    )
     assert saved.status_code == 302
     with scope.tenant_scope(tenant_a):
         space_a.refresh_from_db()
         [change] = SettingsChange.objects.filter(space=space_a)
     assert space_a.settings == {"recall_distance": 0.18}
     assert (change.actor, change.setting, change.old_value, change.new_value) == (
-        "operator olga", "recall_distance", 0.2, 0.18,
+        "operator olga", "recall_distance", 0.08, 0.18,
     )  # fmt: skip
 
 

@@ -60,7 +60,7 @@ def test_a_correction_or_forget_request_deletes_the_entry_and_reads_it_back(
     assert facts(space_a) == ["We run a fleet of four vans."]
     [row] = [r for r in audit_rows(space_a) if r.memory_kind != "topic"]
     assert row.cause == "customer_request" and row.turn_id is not None
-    assert row.limits == {"forget_floor": 0.1, "max_deletions_per_request": 3}
+    assert row.limits == {"forget_floor": 0.06, "max_deletions_per_request": 3}
     if read_intent(request_text).kind != "explicit":  # a named target ("about X") may lie beyond the floor
         assert 0 <= row.matched_distance <= 0.1
 
