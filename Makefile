@@ -48,7 +48,7 @@ serve: db-start
 	$(PY) -m gunicorn config.wsgi:application --bind 127.0.0.1:8000 --workers 2 --threads 4 \
 	  --worker-class gthread --access-logfile -
 
-# schemathesis against the OpenAPI schema (not yet part of `make test`; see fuzz/test_api_fuzz.py).
+# schemathesis against the OpenAPI schema, longer than the bounded pass in `make test`.
 fuzz: db-start
 	ENGRAM_FUZZ_EXAMPLES=$${ENGRAM_FUZZ_EXAMPLES:-100} $(PY) -m pytest fuzz -q
 
@@ -61,6 +61,8 @@ test: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	DJANGO_SETTINGS_MODULE=config.test_settings $(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest
+	# A bounded schemathesis pass over every endpoint (`make fuzz` runs a longer one).
+	ENGRAM_FUZZ_EXAMPLES=8 $(PY) -m pytest fuzz -q -p no:cacheprovider
 
 bench: db-start
 	$(PY) -m bench.run_all

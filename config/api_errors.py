@@ -11,7 +11,7 @@ import logging
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import DatabaseError, OperationalError
+from django.db import DatabaseError, DataError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -83,6 +83,10 @@ def api_exception_handler(exc, context):
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": "5"},
         )
+    elif isinstance(exc, DataError):
+        # A value the database cannot hold (out of range, invalid for its type) that validation let by.
+        logger.warning("database refused a value: %s", exc)
+        return Response(error_body("invalid_request", "A value in the request is out of range."), status=400)
     elif isinstance(exc, DatabaseError):
         logger.exception("database error")
         return Response(error_body("internal_error", "The request could not be completed."), status=500)

@@ -93,6 +93,7 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+CSRF_FAILURE_VIEW = "config.error_pages.csrf_failure"
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 
 from django.core.exceptions import ValidationError
 from django.utils.dateparse import parse_datetime
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.generics import GenericAPIView
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -40,12 +43,26 @@ class CsvRenderer(BaseRenderer):
 
 
 def _time(value: str | None, field: str):
-    if not value:
+    if value is None:
         return None
-    parsed = parse_datetime(value)
+    try:
+        parsed = parse_datetime(value)
+    except ValueError:
+        parsed = None
     if parsed is None:
         raise ValidationError({field: ["Use an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z."]})
-    return parsed
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=datetime.UTC)
+    try:
+        # In UTC: PostgreSQL refuses offsets beyond ±15:59 that Python accepts.
+        return parsed.astimezone(datetime.UTC)
+    except OverflowError:
+        raise ValidationError({field: ["Out of range."]}) from None
+
+
+class DeletionCheckOutput(serializers.Serializer):
+    deleted = serializers.BooleanField(help_text="Whether this exact text (after normalisation) was deleted there.")
+    records = DeletionOutput(many=True)
 
 
 AUDIT_READERS = {"admin", "audit"}  # admin API keys; support and admin console users
@@ -57,12 +74,19 @@ class DeletionList(GenericAPIView):
     serializer_class = DeletionOutput
     renderer_classes = [JSONRenderer, CsvRenderer]
 
+    def handle_exception(self, exc):
+        # Errors keep the API's one JSON error shape, also when the caller asked for CSV.
+        response = super().handle_exception(exc)
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = JSONRenderer.media_type
+        return response
+
     @extend_schema(
         parameters=[
             OpenApiParameter("space", str),
             OpenApiParameter("cause", str, enum=DeletionAudit.Cause.values),
-            OpenApiParameter("since", str, description="ISO 8601"),
-            OpenApiParameter("until", str, description="ISO 8601"),
+            OpenApiParameter("since", OpenApiTypes.DATETIME, description="ISO 8601"),
+            OpenApiParameter("until", OpenApiTypes.DATETIME, description="ISO 8601"),
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
         responses=DeletionOutput(many=True),
@@ -91,7 +115,7 @@ class DeletionCheck(APIView):
     authentication_classes = [ApiKeyAuthentication, ConsoleSessionAuthentication]
     required_scopes = {"POST": AUDIT_READERS}
 
-    @extend_schema(request=DeletionCheckInput, responses=DeletionOutput(many=True))
+    @extend_schema(request=DeletionCheckInput, responses=DeletionCheckOutput)
     def post(self, request):
         data = DeletionCheckInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -100,4 +124,4 @@ class DeletionCheck(APIView):
             space_external_id=data.validated_data["space"],
             text=data.validated_data["text"],
         )
-        return Response({"deleted": bool(rows), "records": DeletionOutput(rows, many=True).data})
+        return Response(DeletionCheckOutput({"deleted": bool(rows), "records": rows}).data)

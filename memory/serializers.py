@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from memory.models import Memory, Message
+from tenants.models import EXTERNAL_ID_PATTERN
 
 
 class StrictTextField(serializers.CharField):
@@ -175,5 +176,5 @@ class DeletionOutput(serializers.Serializer):
 
 
 class DeletionCheckInput(serializers.Serializer):
-    space = serializers.CharField(max_length=128)
+    space = serializers.RegexField(EXTERNAL_ID_PATTERN, max_length=128)
     text = StrictTextField(max_length=32 * 1024)

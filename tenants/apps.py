@@ -6,4 +6,7 @@ class TenantsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from config import strict_fields
         from tenants import checks, schema  # noqa: F401  (registers the system checks and the schema extension)
+
+        strict_fields.install()

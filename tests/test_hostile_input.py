@@ -108,3 +108,47 @@ def test_a_model_reply_with_the_wrong_shape_is_dropped_entry_by_entry(client_a, 
     ]
     body = client_a.post(turn_url(space_a), {"message": "We run a fleet of four vans."}, format="json").json()
     assert body["status"] == "done" and body["created"] == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "url_name, body",
+    [
+        ("recall", {"query": 42}),
+        ("forget", {"utterance": ["forget", "it"]}),
+        ("turn-create", {"message": "hi", "channel": 5}),
+    ],
+)
+def test_a_number_or_list_where_the_schema_says_string_is_a_400(client_a, space_a, url_name, body):
+    response = client_a.post(reverse(url_name, args=[space_a.external_id]), body, format="json")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_request"
+
+
+@pytest.mark.django_db
+def test_text_is_kept_verbatim_with_its_surrounding_spaces(client_a, space_a):
+    url = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
+    response = client_a.post(url, {"message": "  We run four vans.  ", "channel": " web "}, format="json")
+    assert response.status_code == 201
+
+
+@pytest.mark.django_db
+def test_paging_with_a_malformed_or_huge_offset_is_a_400(client_a, space_a):
+    for query in ("offset=abc", "offset=-1", "limit=0", "limit=999", "offset=99999999999999999999"):
+        response = client_a.get(f"/api/v1/spaces?{query}")
+        assert response.status_code == 400, query
+        assert response.json()["error"]["code"] == "invalid_request"
+
+
+@pytest.mark.django_db
+def test_an_audit_query_with_a_time_zone_offset_postgres_cannot_hold_is_answered_not_a_500(client_a):
+    response = client_a.get("/api/v1/deletions?since=0187-09-16T01:25:20%2B21:56")
+    assert response.status_code == 200
+    response = client_a.get("/api/v1/deletions?until=not-a-date&format=csv")
+    assert response.status_code == 400 and response["Content-Type"].startswith("application/json")
+
+
+@pytest.mark.django_db
+def test_an_unknown_api_route_is_a_json_404_for_every_method(client_a):
+    for method in ("get", "post", "patch", "delete"):
+        response = getattr(client_a, method)("/api/v1/spaces/x/episodes/not-a-uuid", {}, format="json")
+        assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
