@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 DEV_ENV := ENGRAM_DEBUG=1
 
-.PHONY: run serve test fuzz lint stop db-start db-status migrate bench eval venv
+.PHONY: run serve test fuzz lint stop db-start db-status migrate bench eval load venv
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,10 @@ test: $(STAMP)
 
 bench: db-start
 	$(PY) -m bench.run_all
+
+# Five minutes of locust against gunicorn + worker on loopback: writes the "Load" section of docs/benchmarks.md.
+load: db-start
+	$(PY) -m bench.load
 
 # Memory quality on the labelled set in eval/data: writes docs/quality.md and docs/quality/*.svg.
 eval: db-start

@@ -37,6 +37,14 @@ def throwaway_database(name: str = "engram_bench"):
         teardown_databases(config, verbosity=0)
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def timed(fn) -> float:
     started = time.perf_counter()
     fn()

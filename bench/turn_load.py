@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from bench.harness import median, percentile, setup_django, throwaway_database, write_section
+from bench.harness import free_port, median, percentile, setup_django, throwaway_database, write_section
 
 CLIENTS = 8
 SPACES = 40
@@ -29,14 +29,6 @@ QUESTIONS = [
     "How many vans do we have again?", "When is our renewal?", "Can you deliver this Sunday?",
     "Where is our depot?", "Who gets our invoices?", "Can you check my last order?", "Thanks, that is all.",
 ]  # fmt: skip
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main(seconds: float = 30.0) -> str:

@@ -83,6 +83,7 @@ MIDDLEWARE = [
     "config.security_headers.ContentSecurityPolicyMiddleware",
     "config.request_limits.RequestBodyLimitMiddleware",
     "config.scope_reset.ResetScopeMiddleware",
+    "config.database_unavailable.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -93,6 +94,16 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+
+# Shared by every server process: per-key rate limits and the console's failed-login counts must
+# hold across gunicorn workers (a per-process memory cache would multiply the limits).
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "engram_cache",
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    }
+}
 CSRF_FAILURE_VIEW = "config.error_pages.csrf_failure"
 WSGI_APPLICATION = "config.wsgi.application"
 

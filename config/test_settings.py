@@ -16,7 +16,8 @@ from config.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Tests run turns explicitly (or with ?wait=true); the dummy backend records what was queued.
-TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
+if os.environ.get("ENGRAM_TEST_TASKS") != "database":  # `make load` runs a real worker
+    TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
 # Live-server threads must close their connections after each request, or the test database
 # cannot be dropped at the end of the run.
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405

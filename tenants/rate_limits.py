@@ -1,8 +1,7 @@
 """Per-API-key rate limits: a key over its budget gets 429 with Retry-After (DRF's throttling).
 
-Counts live in Django's cache. With the default local-memory cache each server process counts
-on its own, so the effective limit is the budget times the number of processes; point
-``CACHES`` at a shared cache to make it exact.
+Counts live in Django's cache, which is the database (settings.CACHES): every server process
+counts against the same budget.
 """
 
 from __future__ import annotations

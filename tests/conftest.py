@@ -131,10 +131,19 @@ def openai_engines(settings, scripted_chat, local_embedding_url):
 
 
 @pytest.fixture(autouse=True)
-def fresh_cache():
-    """The login throttle counts in the cache: no test inherits another's failures."""
+def fresh_cache(request, django_db_blocker):
+    """Rate limits and the login throttle count in the (database) cache: no test inherits another's.
+    Tests without the database have no cache to clear."""
+    uses_database = request.node.get_closest_marker("django_db") is not None or bool(
+        {"db", "transactional_db", "live_server"} & set(request.fixturenames)
+    )
+    if not uses_database:
+        yield
+        return
     from django.core.cache import cache
 
-    cache.clear()
+    with django_db_blocker.unblock():
+        cache.clear()
     yield
-    cache.clear()
+    with django_db_blocker.unblock():
+        cache.clear()

@@ -62,6 +62,7 @@ class ScriptedChat:
     def __init__(self):
         self.scripts: dict[str, list] = {name: [] for name in DEFAULT_REPLIES}
         self.down = False
+        self.hold = None  # a threading.Event: replies wait for it
         self.requests: list[dict] = []
         chat = self
 
@@ -74,6 +75,8 @@ class ScriptedChat:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 chat.requests.append(body)
+                if chat.hold is not None:
+                    chat.hold.wait(timeout=60)  # a model that takes its time (the caller may die meanwhile)
                 if chat.down:
                     return self.send_json(503, {"error": {"message": "model overloaded", "type": "server_error"}})
                 schema = body.get("response_format", {}).get("json_schema", {}).get("name", "memory_entries")

@@ -222,3 +222,17 @@ def test_pages_carry_security_headers(client):
     assert "unsafe-inline" not in response["Content-Security-Policy"]
     assert response["X-Frame-Options"] == "DENY"
     assert response["X-Content-Type-Options"] == "nosniff"
+
+
+def test_the_rate_limit_count_is_shared_through_the_database(settings, client_a, key_a):
+    """Every server process reads the same count: it lives in the database cache table, so a second
+    process (simulated by dropping this process's connection and any in-memory state) still sees it."""
+    from django.db import connection
+
+    settings.ENGRAM_API_RATE_LIMIT = "2/minute"
+    assert client_a.get(spaces_url()).status_code == 200
+    assert client_a.get(spaces_url()).status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM engram_cache WHERE cache_key LIKE %s", [f"%{key_a.prefix}%"])
+        assert cursor.fetchone()[0] == 1
+    assert client_a.get(spaces_url()).status_code == 429

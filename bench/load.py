@@ -1,0 +1,205 @@
+"""`make load`: locust (headless) against the production server on loopback for five minutes.
+
+gunicorn (2 workers × 4 threads) with the database task worker and the sweep beside it, as
+`make serve` runs them; 1,000 end-user spaces, each with a few memories; agents send turns and
+recalls (3:2). Every 15 s the queue depth (turns queued or processing) and the resident memory
+of the server processes are sampled. Results go to docs/benchmarks.md ("Load").
+"""
+
+from __future__ import annotations
+
+import csv
+import http.client
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.harness import free_port, setup_django, throwaway_database, write_section
+
+SPACES = 1000
+USERS = 12
+SAMPLE_SECONDS = 15
+FACTS = [
+    "We run a fleet of {n} vans.", "Our renewal is in May.", "Please always call me before a delivery.",
+    "We never deliver on Sundays.", "Our depot is in Brno.", "We have {n} drivers.", "Our invoices go to Jana.",
+]  # fmt: skip
+
+
+def rss_kib(root_pids: list[int]) -> int:
+    """Resident memory of these processes and all their descendants."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    family, frontier = set(root_pids), list(root_pids)
+    while frontier:
+        pid = frontier.pop()
+        for child, parent in parents.items():
+            if parent == pid and child not in family:
+                family.add(child)
+                frontier.append(child)
+    total = 0
+    for pid in family:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total
+
+
+def fill_spaces(tenant) -> list[str]:
+    """1,000 spaces with memories; texts embedded once and reused (the vectors are real)."""
+    import random
+
+    from memory.digests import keyword_digests, topic_digest
+    from memory.embeddings import get_embedder
+    from memory.models import Memory
+    from memory.text_analysis import search_tokens
+    from tenants import scope, spaces
+
+    rng = random.Random(11)
+    texts = sorted({f.format(n=n) for f in FACTS for n in range(2, 8)})
+    vectors = dict(zip(texts, get_embedder().embed(texts), strict=True))
+    names = []
+    for index in range(SPACES):
+        name = f"customer-{index:04d}"
+        with scope.tenant_scope(tenant):
+            space = spaces.create_space(tenant=tenant, external_id=name)
+        with scope.tenant_scope(tenant, space):
+            Memory.objects.bulk_create(
+                [
+                    Memory(tenant_id=tenant.id, space=space, kind="fact", content=text, topic="load",
+                           topic_digest=topic_digest(space.id, "load"), importance=0.5, embedding=vectors[text],
+                           keyword_digests=keyword_digests(space.id, search_tokens(text)))
+                    for text in rng.sample(texts, 5)
+                ]
+            )  # fmt: skip
+        names.append(name)
+    return names
+
+
+def wait_for(port: int, seconds: float = 90) -> None:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            connection.request("GET", "/healthz")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError("the server did not come up")
+
+
+def main(seconds: int = 300) -> str:
+    setup_django()
+    from django.db import connection
+
+    from memory.models import Turn
+    from tenants import scope
+    from tenants.api_keys import issue_api_key
+    from tenants.tenant_admin import create_tenant
+
+    with throwaway_database("engram_load"):
+        tenant = create_tenant(name="Load", slug="load")
+        key = issue_api_key(tenant=tenant, name="load", scopes=["turns"]).secret
+        print(f"filling {SPACES} spaces…", file=sys.stderr, flush=True)
+        names = fill_spaces(tenant)
+        database = connection.settings_dict["NAME"]
+        port = free_port()
+        env = {
+            **os.environ, "ENGRAM_DATABASE_NAME": database, "DJANGO_SETTINGS_MODULE": "config.test_settings",
+            "ENGRAM_TEST_TASKS": "database", "ENGRAM_LOG_LEVEL": "WARNING", "ENGRAM_API_RATE_LIMIT": "1000000/minute",
+        }  # fmt: skip
+        python = sys.executable
+        server = subprocess.Popen(
+            [python, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2",
+             "--threads", "4", "--worker-class", "gthread", "--log-level", "warning"], env=env,
+        )  # fmt: skip
+        worker = subprocess.Popen(
+            [python, "manage.py", "db_worker", "--queue-name", "*", "--no-reload"], env=env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        sweeper = subprocess.Popen([python, "manage.py", "sweep_turns", "--every", "30"], env=env,
+                                   stdout=subprocess.DEVNULL)  # fmt: skip
+        processes = [server.pid, worker.pid, sweeper.pid]
+        samples = []
+        try:
+            wait_for(port)
+            with tempfile.TemporaryDirectory() as folder:
+                prefix = os.path.join(folder, "load")
+                locust_env = {**os.environ, "ENGRAM_LOAD_SPACES": ",".join(names), "ENGRAM_LOAD_KEY": key}
+                load = subprocess.Popen(
+                    [python, "-m", "locust", "-f", "bench/locustfile.py", "--headless", "-u", str(USERS), "-r", "4",
+                     "-t", f"{seconds}s", "--host", f"http://127.0.0.1:{port}", "--csv", prefix, "--only-summary",
+                     "--loglevel", "WARNING"],
+                    env=locust_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+                started = time.time()
+                while load.poll() is None:
+                    with scope.tenant_scope(tenant):
+                        depth = Turn.objects.filter(status__in=["queued", "processing"]).count()
+                        done = Turn.objects.filter(status="done").count()
+                    connection.close()
+                    samples.append((round(time.time() - started), depth, done, rss_kib(processes)))
+                    print(f"  t={samples[-1][0]}s queue={depth} done={done} rss={samples[-1][3] // 1024} MiB",
+                          file=sys.stderr, flush=True)  # fmt: skip
+                    time.sleep(SAMPLE_SECONDS)
+                with open(f"{prefix}_stats.csv") as handle:
+                    rows = {row["Name"]: row for row in csv.DictReader(handle)}
+            time.sleep(5)
+            with scope.tenant_scope(tenant):
+                failed = Turn.objects.filter(status="failed").count()
+                left = Turn.objects.filter(status__in=["queued", "processing"]).count()
+                total_turns = Turn.objects.count()
+            connection.close()
+        finally:
+            for process in (server, worker, sweeper):
+                process.terminate()
+            for process in (server, worker, sweeper):
+                process.wait(timeout=30)
+    lines = [
+        f"locust headless, {USERS} users (0.05–0.25 s think time), {seconds} s, against gunicorn (2 workers × 4 "
+        f"threads) with the task worker and the sweep, on loopback; {SPACES} spaces with 5 memories each; "
+        "turns (without `wait`: store, forget check, recall, queue) and recalls 3:2.",
+        "",
+        "| request | count | failures | throughput | p50 | p95 | p99 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in ("POST /turns", "POST /recall", "Aggregated"):
+        row = rows[name]
+        lines.append(
+            f"| {name} | {row['Request Count']} | {row['Failure Count']} | {float(row['Requests/s']):.1f} req/s | "
+            f"{row['50%']} ms | {row['95%']} ms | {row['99%']} ms |"
+        )
+    lines += [
+        "",
+        f"Turns stored: {total_turns}; processed by the worker by the end: {total_turns - left - failed}; "
+        f"failed: {failed}; still queued 5 s after the load stopped: {left}.",
+        "",
+        "| t (s) | queue depth | turns done | server + worker memory (MiB) |",
+        "|---|---|---|---|",
+        *[
+            f"| {t} | {depth} | {done} | {rss / 1024:.0f} |"
+            for t, depth, done, rss in samples[:: max(1, len(samples) // 12)]
+        ],
+        "",
+        f"Memory at start {samples[0][3] / 1024:.0f} MiB, at the end {samples[-1][3] / 1024:.0f} MiB "
+        f"(after warm-up at {samples[min(2, len(samples) - 1)][3] / 1024:.0f} MiB).",
+    ]
+    body = "\n".join(lines) + "\n"
+    write_section("Load (make load)", body)
+    return body
+
+
+if __name__ == "__main__":
+    print(main(int(sys.argv[1]) if len(sys.argv) > 1 else 300))
