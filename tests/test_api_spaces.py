@@ -233,6 +233,6 @@ def test_the_rate_limit_count_is_shared_through_the_database(settings, client_a,
     assert client_a.get(spaces_url()).status_code == 200
     assert client_a.get(spaces_url()).status_code == 200
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM engram_cache WHERE cache_key LIKE %s", [f"%{key_a.prefix}%"])
+        cursor.execute("SELECT count(*) FROM engram_cache WHERE cache_key LIKE %s", [f"%{key_a.api_key.prefix}%"])
         assert cursor.fetchone()[0] == 1
     assert client_a.get(spaces_url()).status_code == 429
