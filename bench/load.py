@@ -86,6 +86,23 @@ def fill_spaces(tenant) -> list[str]:
     return names
 
 
+def growth_note(samples: list[tuple]) -> str:
+    """Memory growth per minute in the first and the second half of the run (after the first sample)."""
+    if len(samples) < 5:
+        return ""
+    middle = len(samples) // 2
+
+    def rate(first, last):
+        minutes = (last[0] - first[0]) / 60 or 1
+        return (last[3] - first[3]) / 1024 / minutes
+
+    return (
+        f"Growth: {rate(samples[1], samples[middle]):.1f} MiB/min in the first half, "
+        f"{rate(samples[middle], samples[-1]):.1f} MiB/min in the second (bounded caches filling: the "
+        "embedding cache holds 1,024 texts per process, the key cache 2,048 spaces)."
+    )
+
+
 def wait_for(port: int, seconds: float = 90) -> None:
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -194,7 +211,7 @@ def main(seconds: int = 300) -> str:
         ],
         "",
         f"Memory at start {samples[0][3] / 1024:.0f} MiB, at the end {samples[-1][3] / 1024:.0f} MiB "
-        f"(after warm-up at {samples[min(2, len(samples) - 1)][3] / 1024:.0f} MiB).",
+        f"(after warm-up at {samples[min(2, len(samples) - 1)][3] / 1024:.0f} MiB). {growth_note(samples)}",
     ]
     body = "\n".join(lines) + "\n"
     write_section("Load (make load)", body)

@@ -176,3 +176,27 @@ def test_a_worker_killed_mid_turn_leaves_it_for_the_sweep_and_it_completes_exact
     )  # fmt: skip
     assert again.stdout.strip() == "done"  # a second delivery of the task changes nothing
     assert state() == ("done", 2, ["We run a fleet of four vans."])
+
+
+@pytest.mark.django_db
+def test_a_model_that_times_out_is_retried_later_and_nothing_is_half_written(
+    settings, client_a, space_a, scripted_chat
+):
+    settings.ENGRAM_EXTRACTION_ENGINE = "openai"
+    settings.OPENAI_BASE_URL = scripted_chat.url
+    settings.OPENAI_API_KEY = "test-key"
+    settings.ENGRAM_MODEL_TIMEOUT_SECONDS = 1
+    settings.ENGRAM_MODEL_MAX_RETRIES = 0
+    release = threading.Event()
+    scripted_chat.hold = release
+    try:
+        url = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
+        body = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json").json()
+    finally:
+        release.set()
+        scripted_chat.hold = None
+    assert body["status"] == "queued" and "timed out" in body["error"].lower()
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        turn = Turn.objects.get(pk=body["turn_id"])
+        assert turn.attempts == 1 and turn.next_attempt_at is not None
+        assert not Memory.objects.exists()
