@@ -15,7 +15,7 @@ from django.db import DatabaseError, DataError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
+from rest_framework.views import exception_handler, set_rollback
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +67,9 @@ def _django_validation_details(exc: DjangoValidationError):
 
 
 def api_exception_handler(exc, context):
+    # An error answer writes nothing: whatever the request did before the refusal is rolled back
+    # (DRF's own handler does this only for its exceptions, not for ours or Django's).
+    set_rollback()
     if isinstance(exc, DomainError):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
     if isinstance(exc, DjangoValidationError):

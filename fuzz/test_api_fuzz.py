@@ -50,6 +50,12 @@ def auth_header(key_a, space_a):
 
 @pytest.mark.django_db
 @schema.parametrize()
-@settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    # `make test` runs a fixed sample (the same on every machine); `make fuzz` explores.
+    derandomize=os.environ.get("ENGRAM_FUZZ_DERANDOMIZE") == "1",
+)
 def test_every_endpoint_answers_within_its_schema_and_never_with_a_5xx(case, auth_header):
     case.call_and_validate(headers=auth_header)

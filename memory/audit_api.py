@@ -104,6 +104,12 @@ class DeletionList(GenericAPIView):
             until=_time(params.get("until"), "until"),
         )
         if getattr(request, "accepted_renderer", None) and request.accepted_renderer.format == "csv":
+            # The whole audit by default; ``limit``/``offset`` (validated like every list's) narrow it.
+            offset = self.paginator.get_offset(request)
+            if "limit" in params:
+                rows = rows[offset : offset + self.paginator.get_limit(request)]
+            elif offset:
+                rows = rows[offset:]
             response = Response(DeletionOutput(rows, many=True).data)
             response["Content-Disposition"] = 'attachment; filename="deletions.csv"'
             return response
