@@ -82,6 +82,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.security_headers.ContentSecurityPolicyMiddleware",
     "config.request_limits.RequestBodyLimitMiddleware",
+    "config.query_parameters.UnknownQueryParametersMiddleware",
     "config.scope_reset.ResetScopeMiddleware",
     "config.database_unavailable.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

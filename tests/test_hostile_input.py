@@ -152,3 +152,12 @@ def test_an_unknown_api_route_is_a_json_404_for_every_method(client_a):
     for method in ("get", "post", "patch", "delete"):
         response = getattr(client_a, method)("/api/v1/spaces/x/episodes/not-a-uuid", {}, format="json")
         assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.django_db
+def test_an_unknown_query_parameter_is_a_400_naming_it(client_a, space_a):
+    response = client_a.get(f"/api/v1/spaces/{space_a.external_id}/memories?include_superceded=true")
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == {"unknown_parameters": ["include_superceded"]}
+    assert client_a.get(f"/api/v1/spaces/{space_a.external_id}/memories?include_superseded=true").status_code == 200
+    assert client_a.get("/api/v1/schema/?format=json").status_code == 200
