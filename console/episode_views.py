@@ -82,8 +82,9 @@ def episode_add(request, external_id):
     context = {"space": space, "fields": fields}
     try:
         result = episodes.store_case(
-            space, case_from_form(request.POST), choice, actor=f"{request.membership.role} {request.user.username}"
-        )
+            space, case_from_form(request.POST), choice,
+            actor=f"{request.membership.role} {request.user.username}", cause=DeletionAudit.Cause.OPERATOR,
+        )  # fmt: skip
     except episodes.DuplicateFound as exc:
         context.update(duplicates=exc.details["duplicates"], threshold=exc.details["threshold"])
         return render(request, "console/_episode_duplicates.html", context)

@@ -292,7 +292,14 @@ def find_duplicates(space: Space, case: NewCase) -> list[Match]:
 
 
 @transaction.atomic
-def store_case(space: Space, case: NewCase, choice: DuplicateChoice | None = None, *, actor: str = "") -> StoreResult:
+def store_case(
+    space: Space,
+    case: NewCase,
+    choice: DuplicateChoice | None = None,
+    *,
+    actor: str = "",
+    cause: str = DeletionAudit.Cause.API_KEY,
+) -> StoreResult:
     require_shared(space)
     choice = choice or DuplicateChoice()
     if choice.on_duplicate is not None and choice.on_duplicate not in DUPLICATE_CHOICES:
@@ -318,7 +325,7 @@ def store_case(space: Space, case: NewCase, choice: DuplicateChoice | None = Non
     target = _chosen(duplicates, choice.target_id)
     if choice.on_duplicate == "replace":
         replaced_id = target.episode.pk
-        delete_episode(space, target.episode, actor=actor or "duplicate review: replace")
+        delete_episode(space, target.episode, actor=actor or "duplicate review: replace", cause=cause)
         others = [m for m in duplicates if m is not target]
         return StoreResult(
             episode=_create(space, case, prepared), action="replaced", duplicates=others, replaced_id=replaced_id

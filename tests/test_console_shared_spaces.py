@@ -77,7 +77,8 @@ def test_adding_a_duplicate_shows_the_dialog_and_each_choice_works(client, tenan
     assert replaced.status_code == 204
     assert resolution.pk not in {c.pk for c in cases(shared)}
     with scope.tenant_scope(tenant_a):
-        assert DeletionAudit.objects.get(memory_id=resolution.pk).cause == "api_key"
+        row = DeletionAudit.objects.get(memory_id=resolution.pk)
+    assert (row.cause, row.actor) == ("operator", "operator operator")
 
 
 def test_support_cannot_add_or_delete_cases(client, tenant_a, shared, resolved):
