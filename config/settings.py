@@ -38,9 +38,9 @@ SECRET_KEY = os.environ.get("ENGRAM_SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("ENGRAM_SECRET_KEY must be set when ENGRAM_DEBUG is off.")
+    SECRET_KEY = _development_file("dev-secret-key", lambda: secrets.token_urlsafe(50)).read_text().strip()
 elif not DEBUG and not os.environ.get("ENGRAM_TESTING") and (len(SECRET_KEY) < 40 or "test" in SECRET_KEY.lower()):
     raise ImproperlyConfigured("ENGRAM_SECRET_KEY looks like a default or test value; use 40+ random characters.")
-    SECRET_KEY = _development_file("dev-secret-key", lambda: secrets.token_urlsafe(50)).read_text().strip()
 
 # The keyring of key-encryption keys (see tenants/keyring.py). Never stored in the database.
 ENGRAM_MASTER_KEY = os.environ.get("ENGRAM_MASTER_KEY", "")

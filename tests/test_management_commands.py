@@ -41,3 +41,17 @@ def test_create_operator_gives_a_role(tenant_a, django_user_model, capsys):
 def test_commands_name_an_unknown_tenant():
     with pytest.raises(CommandError, match="No tenant"):
         call_command("create_api_key", "nobody")
+
+
+def test_development_mode_without_a_secret_key_gets_a_generated_one():
+    """`make run` sets only ENGRAM_DEBUG=1: the settings must come with a usable SECRET_KEY."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("ENGRAM_SECRET_KEY", "ENGRAM_TESTING")}
+    env.update(ENGRAM_DEBUG="1", DJANGO_SETTINGS_MODULE="config.settings")
+    script = "import django; django.setup(); from django.conf import settings; print(len(settings.SECRET_KEY))"
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert int(result.stdout.strip().splitlines()[-1]) >= 40
