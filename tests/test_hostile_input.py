@@ -161,3 +161,19 @@ def test_an_unknown_query_parameter_is_a_400_naming_it(client_a, space_a):
     assert response.json()["error"]["details"] == {"unknown_parameters": ["include_superceded"]}
     assert client_a.get(f"/api/v1/spaces/{space_a.external_id}/memories?include_superseded=true").status_code == 200
     assert client_a.get("/api/v1/schema/?format=json").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_100k_character_word_is_refused_in_a_message_and_bounded_in_an_episode(client_a, tenant_a, space_a):
+    from tests.conftest import make_space
+
+    word = "x" * 100_000
+    refused = client_a.post(turn_url(space_a), {"message": f"We run vans. {word}"}, format="json")
+    assert refused.status_code == 413 and refused.json()["error"]["code"] == "request_too_large"
+    make_space(tenant_a, "agents", kind="shared")
+    stored = client_a.post("/api/v1/spaces/agents/episodes",
+                           {"inputs": {"log": f"The export failed. {word}"}, "output": "o", "outcome": "x"},
+                           format="json")  # fmt: skip
+    assert stored.status_code == 201, stored.json()
+    assert len(stored.json()["episode"]["search_keys"]["log"]) <= 600  # the key is bounded, the input kept
+    assert stored.json()["episode"]["inputs"]["log"].endswith(word)
