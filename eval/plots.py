@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
-WIDTH, HEIGHT = 640, 320
-LEFT, RIGHT, TOP, BOTTOM = 56, 150, 28, 44
+WIDTH, HEIGHT = 700, 320
+LEFT, RIGHT, TOP, BOTTOM = 56, 210, 28, 44
 COLOURS = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#57606a"]
 
 

@@ -439,7 +439,7 @@ def write_report(dedup, recall_result, forget, extraction, growth, defaults, ela
     (FIGURES / "growth-size.svg").write_text(line_chart(
         title="Relationship growth: memory rows vs transcript size", x_label="sessions", y_label="count",
         series={"active memory rows": [(t["session"], t["active_rows"]) for t in timeline],
-                "all memory rows (with history)": [(t["session"], t["all_rows"]) for t in timeline],
+                "all rows (with history)": [(t["session"], t["all_rows"]) for t in timeline],
                 "transcript words / 20": [(t["session"], t["transcript_words"] / 20) for t in timeline]},
     ))  # fmt: skip
     points = sorted(growth["checkpoints"].items())
