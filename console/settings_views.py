@@ -106,20 +106,21 @@ def space_thresholds(request, external_id):
         except _AwaitingConfirmation:
             pass
     history = SettingsChange.objects.filter(space=space).order_by("-changed_at")[:20]
+    vectors = space_vectors(space)  # read once: the preview and the pair marks both use them
     context = {
         "space": space, "current": current, "errors": errors, "history": history, "strategies": STRATEGIES,
         "confirm": confirm, "shared": space.kind == Space.Kind.SHARED,
         "search_keys_json": json.dumps(current["episode_search_keys"], indent=1),
         "agent_keys_json": json.dumps(current["agent_search_keys"], indent=1),
         "can_save": request.membership.role in OPERATOR_ROLES,
-        "preview": preview(space=space, values=current, sample_query=""),
-        **pair_marks_context(space, current),
+        "preview": preview(space=space, values=current, sample_query="", vectors=vectors),
+        **pair_marks_context(space, current, vectors),
     }  # fmt: skip
     return render(request, "console/thresholds.html", context)
 
 
-def pair_marks_context(space, current: dict) -> dict:
-    rows, matrix = space_vectors(space)
+def pair_marks_context(space, current: dict, vectors=None) -> dict:
+    rows, matrix = vectors if vectors is not None else space_vectors(space)
     distances = pairwise_distances(matrix) if rows else None
     return {
         "mark_candidates": pair_marks.unmarked_candidates(space, rows, distances) if rows else [],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from django.utils.html import escape
 
+from memory.embeddings import stored_vector
 from memory.merge_rule import is_restatement
 from memory.models import Memory
 from memory.recall import recall
@@ -17,10 +18,6 @@ from memory.recall import recall
 PREVIEW_ROWS = 500
 BIN_WIDTH = 0.01
 BIN_COUNT = 40
-
-
-def _vector(value) -> np.ndarray:
-    return np.asarray(value.to_list() if hasattr(value, "to_list") else value, dtype=np.float32)
 
 
 def space_vectors(space) -> tuple[list[Memory], np.ndarray]:
@@ -31,7 +28,7 @@ def space_vectors(space) -> tuple[list[Memory], np.ndarray]:
     )
     if not rows:
         return [], np.zeros((0, 0), np.float32)
-    matrix = np.stack([_vector(m.embedding) for m in rows])
+    matrix = np.stack([stored_vector(m.embedding) for m in rows])
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     return rows, matrix
 
@@ -97,8 +94,9 @@ def histogram_svg(values: np.ndarray, lines: dict[str, float], *, width: int = 5
     )
 
 
-def preview(*, space, values: dict, sample_query: str = "") -> dict:
-    rows, matrix = space_vectors(space)
+def preview(*, space, values: dict, sample_query: str = "", vectors=None) -> dict:
+    """``vectors``: the result of ``space_vectors(space)`` when the caller already has it."""
+    rows, matrix = vectors if vectors is not None else space_vectors(space)
     distances = pairwise_distances(matrix) if rows else np.zeros((0, 0))
     pairs = merge_pairs(rows, distances, values["dedup_distance"], values["dedup_requires_same_terms"])
     lines = {"dedup": values["dedup_distance"], "recall": values["recall_distance"], "forget": values["forget_floor"]}

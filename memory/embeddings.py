@@ -133,5 +133,10 @@ def get_embedder():
     )
 
 
+def stored_vector(value) -> np.ndarray:
+    """A vector as read from a ``halfvec`` column (pgvector's HalfVector, or a plain sequence)."""
+    return np.asarray(value.to_list() if hasattr(value, "to_list") else value, dtype=np.float32)
+
+
 def cosine_distances(vectors: np.ndarray, vector: np.ndarray) -> np.ndarray:
     return 1.0 - vectors @ vector

@@ -10,6 +10,7 @@ import math
 import numpy as np
 from django.core.exceptions import ValidationError
 
+from memory.embeddings import stored_vector
 from memory.merge_rule import is_restatement, values_conflict
 from memory.models import Memory, PairMark
 
@@ -18,8 +19,7 @@ CANDIDATES_SHOWN = 8
 
 
 def _vector(memory: Memory) -> np.ndarray:
-    value = memory.embedding
-    vector = np.asarray(value.to_list() if hasattr(value, "to_list") else value, dtype=np.float32)
+    vector = stored_vector(memory.embedding)
     return vector / (np.linalg.norm(vector) or 1.0)
 
 

@@ -41,7 +41,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memory.digests import digest, keyword_digests, topic_digest
-from memory.embeddings import get_embedder
+from memory.embeddings import get_embedder, stored_vector
 from memory.memory_writer import lock_space
 from memory.models import EMBEDDING_DIMENSIONS, Episode, EpisodeKey, Memory
 from memory.text_analysis import search_tokens
@@ -91,7 +91,7 @@ def _open(key: bytes, export_id: str, line: int, sealed) -> dict:
 
 
 def _vector(value) -> list[float]:
-    return [round(float(x), 5) for x in np.asarray(value.to_list() if hasattr(value, "to_list") else value)]
+    return [round(float(x), 5) for x in stored_vector(value)]
 
 
 def _iso(value):
