@@ -45,6 +45,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_server(port: int, seconds: float = 90) -> None:
+    """Until ``/healthz`` on loopback answers 200 (a server started by a benchmark)."""
+    import http.client
+
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            connection.request("GET", "/healthz")
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError("the server did not come up")
+
+
 def timed(fn) -> float:
     started = time.perf_counter()
     fn()

@@ -9,7 +9,6 @@ of the server processes are sampled. Results go to docs/benchmarks.md ("Load").
 from __future__ import annotations
 
 import csv
-import http.client
 import os
 import subprocess
 import sys
@@ -17,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness import free_port, setup_django, throwaway_database, write_section
+from bench.harness import free_port, setup_django, throwaway_database, wait_for_server, write_section
 
 SPACES = 1000
 USERS = 12
@@ -103,20 +102,6 @@ def growth_note(samples: list[tuple]) -> str:
     )
 
 
-def wait_for(port: int, seconds: float = 90) -> None:
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", "/healthz")
-            if connection.getresponse().status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError("the server did not come up")
-
-
 def main(seconds: int = 300) -> str:
     setup_django()
     from django.db import connection
@@ -151,7 +136,7 @@ def main(seconds: int = 300) -> str:
         processes = [server.pid, worker.pid, sweeper.pid]
         samples = []
         try:
-            wait_for(port)
+            wait_for_server(port)
             with tempfile.TemporaryDirectory() as folder:
                 prefix = os.path.join(folder, "load")
                 locust_env = {**os.environ, "ENGRAM_LOAD_SPACES": ",".join(names), "ENGRAM_LOAD_KEY": key}

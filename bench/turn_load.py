@@ -17,7 +17,15 @@ import sys
 import threading
 import time
 
-from bench.harness import free_port, median, percentile, setup_django, throwaway_database, write_section
+from bench.harness import (
+    free_port,
+    median,
+    percentile,
+    setup_django,
+    throwaway_database,
+    wait_for_server,
+    write_section,
+)
 
 CLIENTS = 8
 SPACES = 40
@@ -66,15 +74,7 @@ def main(seconds: float = 30.0) -> str:
             env=env,
         )  # fmt: skip
         try:
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                try:
-                    c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                    c.request("GET", "/healthz")
-                    if c.getresponse().status == 200:
-                        break
-                except OSError:
-                    time.sleep(0.5)
+            wait_for_server(port)
             latencies, errors, prompt_tokens, transcript_tokens = [], [], [], []
             lock = threading.Lock()
             stop_at = time.time() + seconds

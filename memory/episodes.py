@@ -357,11 +357,12 @@ def _create(space: Space, case: NewCase, prepared: PreparedInputs) -> Episode:
     episode.inputs = json.dumps(prepared.stored, ensure_ascii=False)
     episode.search_keys = json.dumps(prepared.keys, ensure_ascii=False)
     episode.save()
-    _write_keys(space, episode, prepared.vectors, prepared.tokens)
+    write_keys(space, episode, prepared.vectors, prepared.tokens)
     return episode
 
 
-def _write_keys(space: Space, episode: Episode, vectors: dict, tokens: dict) -> None:
+def write_keys(space: Space, episode: Episode, vectors: dict, tokens: dict) -> None:
+    """Each argument's vector and blind keyword index (digests under this space's key)."""
     EpisodeKey.objects.bulk_create(
         [
             EpisodeKey(

@@ -42,6 +42,7 @@ from django.utils.dateparse import parse_datetime
 
 from memory.digests import digest, keyword_digests, topic_digest
 from memory.embeddings import get_embedder, stored_vector
+from memory.episodes import write_keys
 from memory.memory_writer import lock_space
 from memory.models import EMBEDDING_DIMENSIONS, Episode, EpisodeKey, Memory
 from memory.text_analysis import search_tokens
@@ -416,18 +417,12 @@ def _import_episode(space, record, origin, vectors) -> None:
     episode.inputs = json.dumps(record["inputs"], ensure_ascii=False)
     episode.search_keys = json.dumps(record["search_keys"], ensure_ascii=False)
     episode.save()
-    EpisodeKey.objects.bulk_create(
-        [
-            EpisodeKey(
-                tenant_id=space.tenant_id,
-                space=space,
-                episode=episode,
-                argument=argument,
-                embedding=vectors[(record["id"], argument)].tolist(),
-                keyword_digests=keyword_digests(space.id, search_tokens(text)),
-            )
-            for argument, text in record["search_keys"].items()
-        ]
+    keys = record["search_keys"]
+    write_keys(
+        space,
+        episode,
+        {argument: vectors[(record["id"], argument)] for argument in keys},
+        {argument: search_tokens(text) for argument, text in keys.items()},
     )
     created = _datetime(record.get("created_at"))
     if created:
