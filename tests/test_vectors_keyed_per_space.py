@@ -3,6 +3,7 @@ while recall, de-duplication and export/import work exactly as before (within fl
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -170,6 +171,23 @@ def test_an_erased_spaces_key_no_longer_turns_anything_into_its_vectors(tenant_a
     data_key_cache.clear()
     with scope.tenant_scope(tenant_a), pytest.raises(SpaceKeyUnavailable):
         into_space(space_id, get_embedder().embed(["anything"]))
+
+
+def test_rotating_the_master_key_keeps_every_vector_valid(settings, space_a):
+    from django.core.management import call_command
+
+    from tenants import keyring
+
+    store(space_a)
+    before = {query: recall_view(space_a, query) for query in QUERIES}
+    settings.ENGRAM_MASTER_KEY = settings.ENGRAM_MASTER_KEY + "," + keyring.generate_entry("default", 2)
+    call_command("rotate_master_key", stdout=io.StringIO())
+    # Only the new KEK version is left: the data key (and so the rotation) comes from the re-wrap.
+    settings.ENGRAM_MASTER_KEY = ",".join(
+        e for e in settings.ENGRAM_MASTER_KEY.split(",") if not e.startswith("default=")
+    )
+    data_key_cache.clear()
+    assert {query: recall_view(space_a, query) for query in QUERIES} == before
 
 
 class RecordingEmbedder:
