@@ -19,14 +19,16 @@ TENANT = "00000000-0000-4000-8000-000000000001"
 def owner_conninfo() -> str:
     owner = settings.ENGRAM_DATABASE_OWNER
     assert owner, "the suite needs a separate owner role (ENGRAM_MIGRATION_DATABASE_URL with DATABASE_URL)"
-    return psycopg.conninfo.make_conninfo(
-        host=owner["HOST"] or None,
-        port=owner["PORT"] or None,
-        user=owner["USER"],
-        password=owner["PASSWORD"] or None,
-        dbname=connection.settings_dict["NAME"],
+    params = {
         **owner["OPTIONS"],
-    )
+        "host": owner["HOST"] or None,
+        "user": owner["USER"],
+        "password": owner["PASSWORD"] or None,
+        "dbname": connection.settings_dict["NAME"],
+    }
+    if owner["PORT"]:
+        params["port"] = owner["PORT"]
+    return psycopg.conninfo.make_conninfo(**{key: value for key, value in params.items() if value is not None})
 
 
 def refused(statement: str) -> str:
