@@ -61,6 +61,7 @@ def fill_spaces(tenant) -> list[str]:
     from memory.digests import keyword_digests, topic_digest
     from memory.embeddings import get_embedder
     from memory.models import Memory
+    from memory.space_vectors import into_space
     from memory.text_analysis import search_tokens
     from tenants import scope, spaces
 
@@ -73,12 +74,14 @@ def fill_spaces(tenant) -> list[str]:
         with scope.tenant_scope(tenant):
             space = spaces.create_space(tenant=tenant, external_id=name)
         with scope.tenant_scope(tenant, space):
+            chosen = rng.sample(texts, 5)
+            keyed = dict(zip(chosen, into_space(space.id, [vectors[t] for t in chosen]), strict=True))
             Memory.objects.bulk_create(
                 [
                     Memory(tenant_id=tenant.id, space=space, kind="fact", content=text, topic="load",
-                           topic_digest=topic_digest(space.id, "load"), importance=0.5, embedding=vectors[text],
+                           topic_digest=topic_digest(space.id, "load"), importance=0.5, embedding=keyed[text],
                            keyword_digests=keyword_digests(space.id, search_tokens(text)))
-                    for text in rng.sample(texts, 5)
+                    for text in chosen
                 ]
             )  # fmt: skip
         names.append(name)

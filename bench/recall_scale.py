@@ -126,7 +126,7 @@ def main(rows: int = 100_000, n_spaces: int = 1_000, queries: int = 200) -> str:
             with scope.tenant_scope(tenant, space):
                 recall_module.recall(space=space, query=query)
 
-        recall_module._query_vectors = lambda query, analysis: fixed
+        recall_module._query_vectors = lambda space, query, analysis: fixed
         try:
             run(sample_spaces[0], "warm up the van fleet")
             without = [timed(lambda s=s: run(s, "our van fleet renewal")) for s in sample_spaces]

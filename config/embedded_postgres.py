@@ -4,9 +4,12 @@ It lives under ``var/pgdata``, listens only on a Unix socket, and keeps running 
 that started it exits, so the web server, the worker and the tests all share it. The first start
 bootstraps it as the server's superuser:
 
-- the application role (``engram_app``): LOGIN and CREATEDB, but neither SUPERUSER nor BYPASSRLS,
-  so row-level security applies to every query Django makes;
-- the application database, owned by that role;
+- the owner role (``engram_owner``): owns the application database and every table, runs the
+  migrations and creates the test databases (CREATEDB); neither SUPERUSER nor BYPASSRLS;
+- the runtime role (``engram_app``): LOGIN only; it owns nothing and gets its row privileges from
+  the owner after each migration (config/database_roles.py), so it can neither lift row-level
+  security nor touch the schema;
+- the application database, owned by the owner role;
 - the ``vector`` extension in that database and in ``template1`` (pgvector is not a trusted
   extension, and test databases are copied from ``template1``).
 
@@ -28,9 +31,10 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 PGDATA = Path(os.environ.get("ENGRAM_PGDATA", BASE_DIR / "var" / "pgdata"))
 APP_ROLE = "engram_app"
+OWNER_ROLE = "engram_owner"
 APP_DATABASE = "engram"
 SUPERUSER = "postgres"
-BOOTSTRAP_MARKER = ".engram-bootstrap-v1"
+BOOTSTRAP_MARKER = ".engram-bootstrap-v2"  # v2: the owner role
 
 logger = logging.getLogger(__name__)
 
@@ -85,26 +89,37 @@ def ensure_running() -> EmbeddedServer:
 
 
 def bootstrap(server: EmbeddedServer) -> None:
-    """Create the application role, database and the vector extension. Safe to run again."""
+    """Create the two roles, the database and the vector extension. Safe to run again, and it upgrades
+    a server bootstrapped before the owner role existed (the runtime role then owned everything)."""
     import psycopg
     from psycopg import sql
 
+    attributes = "LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE"
     with psycopg.connect(server.conninfo(user=SUPERUSER, dbname="postgres"), autocommit=True) as conn:
-        role_exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [APP_ROLE]).fetchone()
-        if not role_exists:
-            conn.execute(
-                sql.SQL("CREATE ROLE {} LOGIN CREATEDB NOSUPERUSER NOBYPASSRLS NOCREATEROLE").format(
-                    sql.Identifier(APP_ROLE)
-                )
-            )
+        for role, extra in ((OWNER_ROLE, "CREATEDB"), (APP_ROLE, "NOCREATEDB")):
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
+            verb = "ALTER" if exists else "CREATE"
+            conn.execute(sql.SQL(f"{verb} ROLE {{}} {attributes} {extra}").format(sql.Identifier(role)))
         db_exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [APP_DATABASE]).fetchone()
         if not db_exists:
             conn.execute(
-                sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(APP_DATABASE), sql.Identifier(APP_ROLE))
+                sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(APP_DATABASE), sql.Identifier(OWNER_ROLE))
             )
-    for dbname in ("template1", APP_DATABASE):
+        owned_by_runtime = [
+            name
+            for (name,) in conn.execute(
+                "SELECT datname FROM pg_database WHERE datallowconn AND datdba = "
+                "(SELECT oid FROM pg_roles WHERE rolname = %s)",
+                [APP_ROLE],
+            ).fetchall()
+        ]
+    for dbname in dict.fromkeys(["template1", APP_DATABASE, *owned_by_runtime]):
         with psycopg.connect(server.conninfo(user=SUPERUSER, dbname=dbname), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            # The database and everything in it pass to the owner; the next migrate grants the rows back.
+            conn.execute(
+                sql.SQL("REASSIGN OWNED BY {} TO {}").format(sql.Identifier(APP_ROLE), sql.Identifier(OWNER_ROLE))
+            )
     logger.info("bootstrapped the embedded PostgreSQL under %s", PGDATA)
 
 

@@ -123,9 +123,15 @@ TEMPLATES = [
     },
 ]
 
+# The runtime role (DATABASE_URL) reads and writes rows; the owner (the migration URL) owns the schema
+# and runs migrate/flush (config/database_roles.py). Both name the same database.
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
+ENGRAM_MIGRATION_DATABASE_URL = os.environ.get("ENGRAM_MIGRATION_DATABASE_URL", "")
 if DATABASE_URL:
     _database = database_settings_from_url(DATABASE_URL)
+    _owner = database_settings_from_url(ENGRAM_MIGRATION_DATABASE_URL) if ENGRAM_MIGRATION_DATABASE_URL else None
+    if _owner and _owner["NAME"] != _database["NAME"]:
+        raise ImproperlyConfigured("ENGRAM_MIGRATION_DATABASE_URL must name the same database as DATABASE_URL.")
     ENGRAM_EMBEDDED_DATABASE = False
 else:
     from config import embedded_postgres
@@ -141,7 +147,14 @@ else:
         "PORT": str(_server.port),
         "OPTIONS": {},
     }
+    _owner = {**_database, "USER": embedded_postgres.OWNER_ROLE}
     ENGRAM_EMBEDDED_DATABASE = True
+# PostgreSQL, with the test database created and dropped as the owner.
+_database["ENGINE"] = "config.postgres_backend"
+ENGRAM_RUNTIME_DATABASE_ROLE = _database["USER"]
+ENGRAM_DATABASE_OWNER = (
+    {key: _owner[key] for key in ("USER", "PASSWORD", "HOST", "PORT", "OPTIONS")} if _owner else None
+)
 # Every request runs in one transaction: the row-level-security scope is set inside it with
 # set_config(..., is_local => true), so it can never outlive the request on a pooled connection.
 _database["ATOMIC_REQUESTS"] = True

@@ -97,8 +97,8 @@ def operating_point(curve: list[dict], errors: str, gain: str, *, position: str)
 def build_accounts(tenant) -> dict:
     """One end-user space per labelled account, written the way imports write memories."""
     from memory.digests import keyword_digests, topic_digest
-    from memory.embeddings import get_embedder
     from memory.models import Memory
+    from memory.space_vectors import embed_for_space
     from memory.text_analysis import search_tokens
     from tenants import scope, spaces
 
@@ -108,9 +108,9 @@ def build_accounts(tenant) -> dict:
         with scope.tenant_scope(tenant):
             space = spaces.create_space(tenant=tenant, external_id=name)
         texts = [m["content"] for m in account["memories"]]
-        vectors = get_embedder().embed(texts)
         ids = {}
         with scope.tenant_scope(tenant, space):
+            vectors = embed_for_space(space.id, texts)
             for memory, vector in zip(account["memories"], vectors, strict=True):
                 tokens = search_tokens(memory["content"]) | search_tokens(memory["topic"]) | {memory["topic"].lower()}
                 row = Memory.objects.create(

@@ -80,26 +80,32 @@ def _normalised(vectors: np.ndarray) -> np.ndarray:
 
 class CachingEmbedder:
     """Remembers the vectors of recently embedded texts (bounded), so the forget check and recall
-    of one turn, which both embed the customer's message, pay for it once; misses go in one batch."""
+    of one turn, which both embed the customer's message, pay for it once; misses go in one batch.
+
+    Entries are keyed by ``cache_scope`` (the space) as well as the text, and calls without a scope
+    are not cached: a cache shared across tenants would answer faster for a sentence another tenant
+    sent, and response time would tell."""
 
     def __init__(self, inner, max_entries: int = 1024):
         self.inner = inner
         self.name = inner.name
-        self._cache: OrderedDict[tuple[str, bool], np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, bool], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.max_entries = max_entries
 
-    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+    def embed(self, texts: list[str], *, query: bool = False, cache_scope: str | None = None) -> np.ndarray:
+        if not cache_scope:
+            return self.inner.embed([bounded(t) for t in texts], query=query)
         with self._lock:
-            found = {t: self._cache.get((t, query)) for t in texts}
+            found = {t: self._cache.get((cache_scope, t, query)) for t in texts}
         missing = list(dict.fromkeys(t for t, v in found.items() if v is None))
         if missing:
             fresh = self.inner.embed([bounded(t) for t in missing], query=query)
             with self._lock:
                 for text, vector in zip(missing, fresh, strict=True):
                     found[text] = vector
-                    self._cache[(text, query)] = vector
-                    self._cache.move_to_end((text, query))
+                    self._cache[(cache_scope, text, query)] = vector
+                    self._cache.move_to_end((cache_scope, text, query))
                 while len(self._cache) > self.max_entries:
                     self._cache.popitem(last=False)
         if not texts:

@@ -30,11 +30,11 @@ from pgvector.django import CosineDistance
 from config.api_errors import Conflict, DomainError
 from memory.deletion_audit import record_deletion
 from memory.digests import keyword_digests
-from memory.embeddings import get_embedder
 from memory.memory_writer import lock_space
 from memory.models import DeletionAudit, Episode, EpisodeKey
 from memory.search_keys import key_for
 from memory.space_agents import note_agent
+from memory.space_vectors import embed_for_space
 from memory.text_analysis import search_tokens
 from tenants.models import Space
 from tenants.space_settings import ARGUMENT_PATTERN, MAX_ARGUMENTS, effective_settings
@@ -75,7 +75,7 @@ class PreparedInputs:
     tokens: dict[str, set[str]]
 
 
-def prepare_inputs(inputs) -> PreparedInputs:
+def prepare_inputs(space: Space, inputs) -> PreparedInputs:
     """Validate the inputs, build each argument's search key and embed them all in one call."""
     if not isinstance(inputs, dict) or not inputs:
         raise ValidationError({"inputs": ["Must be a non-empty object of argument name to value."]})
@@ -90,7 +90,7 @@ def prepare_inputs(inputs) -> PreparedInputs:
         if search_key.compressed:
             compressed[argument] = search_key.compressed
     names = list(keys)
-    vectors = get_embedder().embed([keys[n] for n in names])
+    vectors = embed_for_space(space.id, [keys[n] for n in names])
     return PreparedInputs(
         stored=stored,
         keys=keys,
@@ -193,7 +193,7 @@ def recall_episodes(
 ) -> EpisodeRecall:
     require_shared(space)
     settings = effective_settings(space)
-    prepared = prepare_inputs(inputs)
+    prepared = prepare_inputs(space, inputs)
     weights = weights_for(space, agent, prepared.keys)
     if not weights:
         known = ", ".join(sorted(_configured_keys(space, agent)))
@@ -229,7 +229,7 @@ def match_escalation(space: Space, *, text: str, agent: str = "") -> EscalationM
     """The single best past resolution, applied only when it clears the threshold. Never a list."""
     require_shared(space)
     settings = effective_settings(space)
-    prepared = prepare_inputs({ESCALATION_ARGUMENT: text})
+    prepared = prepare_inputs(space, {ESCALATION_ARGUMENT: text})
     matches = find_matches(
         space,
         kind=Episode.Kind.RESOLUTION,
@@ -288,7 +288,7 @@ def duplicates_of(space: Space, case: NewCase, prepared: PreparedInputs, exclude
 def find_duplicates(space: Space, case: NewCase) -> list[Match]:
     """The near-duplicates a new case would meet; writes nothing."""
     require_shared(space)
-    return duplicates_of(space, case, prepare_inputs(case.inputs))
+    return duplicates_of(space, case, prepare_inputs(space, case.inputs))
 
 
 @transaction.atomic
@@ -304,7 +304,7 @@ def store_case(
     choice = choice or DuplicateChoice()
     if choice.on_duplicate is not None and choice.on_duplicate not in DUPLICATE_CHOICES:
         raise ValidationError({"on_duplicate": [f"Choose from {', '.join(DUPLICATE_CHOICES)}."]})
-    prepared = prepare_inputs(case.inputs)
+    prepared = prepare_inputs(space, case.inputs)
     lock_space(space.id)
     duplicates = duplicates_of(space, case, prepared)
     note_agent(space, case.agent)

@@ -21,10 +21,10 @@ from pgvector.django import CosineDistance
 
 from memory import offline_lexicon as lexicon
 from memory.digests import keyword_digests, topic_digest
-from memory.embeddings import get_embedder
 from memory.forget_judge import ForgetIntent, judge, read_intent
 from memory.memory_deletion import Deleted, DeletionContext, delete_memories
 from memory.models import Memory
+from memory.space_vectors import embed_for_space
 from memory.text_analysis import normalise, search_tokens
 from tenants.space_settings import SETTINGS, effective_settings
 
@@ -64,7 +64,7 @@ def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> lis
     """This space's memories a request may delete: within the floor, or within twice the floor when
     they share a content word or the topic with the request (all within the margin of the best);
     or — for an explicit "forget what you know about X" — carrying every word of X, or X's topic."""
-    vectors = get_embedder().embed(intent.targets)
+    vectors = embed_for_space(space.id, intent.targets)
     active = Memory.objects.filter(space=space, superseded_by__isnull=True).defer("embedding")
     found: dict = {}
     for vector in vectors:

@@ -7,10 +7,10 @@ from django.db import transaction
 from django.http import Http404
 
 from memory.digests import topic_digest
-from memory.embeddings import get_embedder
 from memory.extraction import Candidate
 from memory.memory_writer import index_digests
 from memory.models import Memory
+from memory.space_vectors import embed_for_space
 
 
 def memories_of(space, *, kind: str | None = None, topic: str | None = None, include_superseded: bool = False):
@@ -49,7 +49,7 @@ def edit_memory(*, memory: Memory, content: str | None = None, topic: str | None
         if not content.strip():
             raise ValidationError({"content": ["Must be non-empty text."]})
         memory.content = content.strip()
-        memory.embedding = get_embedder().embed([memory.content])[0]
+        memory.embedding = embed_for_space(memory.space_id, [memory.content])[0]
     if topic is not None:
         memory.topic = topic.strip() or None
         memory.topic_digest = topic_digest(memory.space_id, topic) if topic.strip() else ""

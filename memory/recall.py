@@ -26,10 +26,11 @@ from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
 from memory.digests import keyword_digests, topic_digest
-from memory.embeddings import EmbeddingUnavailable, get_embedder
+from memory.embeddings import EmbeddingUnavailable
 from memory.models import Memory, Message
 from memory.prompt_block import build_prompt
 from memory.query_analysis import QueryAnalysis, analyse_query
+from memory.space_vectors import embed_for_space
 from tenants.space_settings import effective_settings
 
 RRF_K = 60
@@ -83,12 +84,12 @@ class RecallResult:
     warning: str = ""
 
 
-def _query_vectors(query: str, analysis: QueryAnalysis) -> np.ndarray:
+def _query_vectors(space, query: str, analysis: QueryAnalysis) -> np.ndarray:
     # Embedded as passages, not with e5's "query:" prefix: memories and turn messages are both short
     # conversational utterances, and on multilingual-e5-small the symmetric form put cross-language
     # question/fact pairs ~0.03-0.05 closer (e.g. "Сколько у вас фургонов?" vs "We run a fleet of
     # four vans.": 0.188 vs 0.234) while unrelated pairs moved about as much.
-    return get_embedder().embed([query, *analysis.phrases])
+    return embed_for_space(space.id, [query, *analysis.phrases])
 
 
 def _with_distance(queryset, vector):
@@ -189,7 +190,7 @@ def recall(
         )
     warning = ""
     try:
-        vectors = _query_vectors(query, analysis)
+        vectors = _query_vectors(space, query, analysis)
     except EmbeddingUnavailable as exc:
         # Recall must not take the turn down with it: keyword and topic matches still work.
         vectors, warning = None, f"vector search skipped: {exc}"

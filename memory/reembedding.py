@@ -1,12 +1,12 @@
 """Re-embed every memory and every episode search key of a tenant after an embedding-model change,
-in batches, with progress."""
+in batches, with progress. Each space's vectors are written keyed under its own data key (memory.space_vectors)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from memory.embeddings import get_embedder
 from memory.models import EpisodeKey, Memory
+from memory.space_vectors import embed_for_space
 from tenants import scope
 from tenants.models import Space
 
@@ -19,7 +19,6 @@ def reembed_tenant(tenant_id, progress: Callable[[int, int], None] = lambda done
         space_ids = list(Space.objects.values_list("id", flat=True))
     done = 0
     progress(done, total)
-    embedder = get_embedder()
     for space_id in space_ids:
         last_id = None
         while True:
@@ -31,17 +30,17 @@ def reembed_tenant(tenant_id, progress: Callable[[int, int], None] = lambda done
                 batch = list(rows[:BATCH_SIZE])
                 if not batch:
                     break
-                vectors = embedder.embed([m.content for m in batch])
+                vectors = embed_for_space(space_id, [m.content for m in batch])
                 for memory, vector in zip(batch, vectors, strict=True):
                     Memory.objects.filter(pk=memory.pk).update(embedding=vector)
             last_id = batch[-1].id
             done += len(batch)
             progress(done, total)
-        done = _reembed_episode_keys(tenant_id, space_id, embedder, done, total, progress)
+        done = _reembed_episode_keys(tenant_id, space_id, done, total, progress)
     return done
 
 
-def _reembed_episode_keys(tenant_id, space_id, embedder, done: int, total: int, progress) -> int:
+def _reembed_episode_keys(tenant_id, space_id, done: int, total: int, progress) -> int:
     last_id = 0
     while True:
         with scope.tenant_scope(tenant_id, space_id):
@@ -53,7 +52,7 @@ def _reembed_episode_keys(tenant_id, space_id, embedder, done: int, total: int, 
             if not batch:
                 return done
             texts = [key.episode.search_keys_dict[key.argument] for key in batch]
-            for key, vector in zip(batch, embedder.embed(texts), strict=True):
+            for key, vector in zip(batch, embed_for_space(space_id, texts), strict=True):
                 EpisodeKey.objects.filter(pk=key.pk).update(embedding=vector)
         last_id = batch[-1].id
         done += len(batch)

@@ -45,6 +45,7 @@ from memory.embeddings import get_embedder, stored_vector
 from memory.episodes import write_keys
 from memory.memory_writer import lock_space
 from memory.models import EMBEDDING_DIMENSIONS, Episode, EpisodeKey, Memory
+from memory.space_vectors import into_space, out_of_space
 from memory.text_analysis import search_tokens
 from tenants import scope
 from tenants.models import Space
@@ -91,8 +92,9 @@ def _open(key: bytes, export_id: str, line: int, sealed) -> dict:
 # --- export -----------------------------------------------------------------------------------
 
 
-def _vector(value) -> list[float]:
-    return [round(float(x), 5) for x in stored_vector(value)]
+def _vector(value, space_id) -> list[float]:
+    # The model's own vector, not the space's keyed one: the importing space keys it under its own key.
+    return [round(float(x), 5) for x in out_of_space(space_id, stored_vector(value))[0]]
 
 
 def _iso(value):
@@ -111,7 +113,7 @@ def memory_record(memory: Memory) -> dict:
         "event_at": _iso(memory.event_at),
         "created_at": _iso(memory.created_at),
         "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
-        "embedding": _vector(memory.embedding),
+        "embedding": _vector(memory.embedding, memory.space_id),
     }
 
 
@@ -129,7 +131,7 @@ def episode_record(episode: Episode, keys: Iterable[EpisodeKey]) -> dict:
         "sentiment": episode.sentiment,
         "feedback_comment": episode.feedback_comment,
         "created_at": _iso(episode.created_at),
-        "embeddings": {key.argument: _vector(key.embedding) for key in keys},
+        "embeddings": {key.argument: _vector(key.embedding, episode.space_id) for key in keys},
     }
 
 
@@ -341,7 +343,8 @@ def _import_batch(space, batch, source, reuse_vectors, report, embedder) -> None
         seen |= {digests[i] for i in present}
     fresh = [r for r in batch if digests[r["id"]] not in seen]
     report.skipped += len(batch) - len(fresh)
-    vectors = _vectors_for(fresh, reuse_vectors, embedder)
+    plain = _vectors_for(fresh, reuse_vectors, embedder)
+    vectors = dict(zip(plain, into_space(space.id, list(plain.values())), strict=True))
     for record in fresh:
         if record["type"] == "memory":
             _import_memory(space, record, digests[record["id"]], vectors[(record["id"], "")])

@@ -19,11 +19,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.digests import keyword_digests
-from memory.embeddings import EmbeddingUnavailable, get_embedder
+from memory.embeddings import EmbeddingUnavailable
 from memory.extraction import Candidate, CustomerText, ModelUnavailable, get_extractor
 from memory.grounding import Grounded, Rejected, ground
 from memory.memory_writer import WriteOutcome, write_entries
 from memory.models import Message, Turn
+from memory.space_vectors import embed_for_space
 from memory.text_analysis import search_tokens, split_sentences
 from memory.turn_queue import enqueue_turn
 from tenants import scope
@@ -50,7 +51,7 @@ def analyse(messages: list[Message]) -> tuple[list[MessageAnalysis], list[list[G
         candidates = extractor.extract(CustomerText(text=text, sent_at=message.sent_at))
         analyses.append(MessageAnalysis(message, candidates, split_sentences(text) or [text]))
     batch = [c.content for a in analyses for c in a.candidates] + [s for a in analyses for s in a.sentences]
-    vectors = get_embedder().embed(batch) if batch else None
+    vectors = embed_for_space(messages[0].space_id, batch) if batch else None
     offset_candidates, offset_sentences = 0, sum(len(a.candidates) for a in analyses)
     grounded_per_message, rejected = [], []
     for analysis in analyses:

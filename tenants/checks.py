@@ -1,4 +1,4 @@
-"""System checks: refuse to run when the database role would bypass row-level security."""
+"""System checks: refuse to run when the database role would bypass row-level security or could lift it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,28 @@ def database_role_problem(db=None) -> str | None:
         return f"The database role {user!r} is a superuser, so row-level security would not apply to it."
     if bypasses_rls:
         return f"The database role {user!r} has BYPASSRLS, so row-level security would not apply to it."
+    return owned_tables_problem(db)
+
+
+def owned_tables_problem(db=None) -> str | None:
+    """The runtime role must own no table: an owner can turn row-level security off, drop policies,
+    disable the audit trigger and TRUNCATE."""
+    with (db or connection).cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT current_user, count(*), min(c.relname)
+            FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE c.relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)
+              AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
+              AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_%%'
+            """
+        )
+        user, owned, example = cursor.fetchone()
+    if owned:
+        return (
+            f"The database role {user!r} owns {owned} table(s) (e.g. {example!r}), so it could lift row-level "
+            "security, drop policies or empty the deletion audit. Run the server as a role that owns nothing."
+        )
     return None
 
 
@@ -29,7 +51,10 @@ def check_database_role(app_configs=None, **kwargs):
         return [
             checks.Error(
                 problem,
-                hint="Connect as a role without SUPERUSER and BYPASSRLS (docs/operations.md gives the SQL).",
+                hint=(
+                    "Connect as a role without SUPERUSER and BYPASSRLS that owns no table; migrations run as "
+                    "the owner (ENGRAM_MIGRATION_DATABASE_URL). docs/operations.md gives the SQL."
+                ),
                 id="engram.E001",
             )
         ]

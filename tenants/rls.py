@@ -3,7 +3,8 @@
 Policies read two transaction-local settings that ``tenants.scope`` sets inside each request's
 transaction: ``engram.tenant_id`` and, for the turn loop, ``engram.space_id``. With neither set a
 query sees no tenant rows at all. ``FORCE ROW LEVEL SECURITY`` makes the policies apply to the
-table owner too (the application role owns the tables it migrates).
+table owner too (the owner role, which runs migrations). The runtime role the server connects as
+owns no table, so it can neither lift these policies nor drop them (config/database_roles.py).
 
 In a migration::
 

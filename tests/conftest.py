@@ -1,7 +1,8 @@
 """Fixtures: two tenants (Alice's and Bob's companies), their spaces and keys, and an outsider.
 
 Everything runs against the real PostgreSQL (the embedded server unless DATABASE_URL is set) as
-the application role, so row-level security is in force in every test.
+the runtime role, which owns nothing (the owner role only creates, migrates, flushes and drops the
+test database: config/database_roles.py), so row-level security is in force in every test.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from memory.digests import keyword_digests
-from memory.embeddings import get_embedder
 from memory.models import Memory
+from memory.space_vectors import embed_for_space
 from memory.text_analysis import search_tokens
 from tenants import scope
 from tenants.tenant_admin import create_operator
@@ -56,8 +56,8 @@ def live_server(transactional_db):
 @pytest.fixture
 def console_data(tenant_a):
     space = make_space(tenant_a, "acme-customer", display_name="Acme customer")
-    vectors = get_embedder().embed(FACTS)
     with scope.tenant_scope(tenant_a, space):
+        vectors = embed_for_space(space.id, FACTS)
         for text, vector in zip(FACTS, vectors, strict=True):
             Memory.objects.create(
                 tenant_id=tenant_a.id, space=space, kind="fact", content=text, embedding=vector, importance=0.6,

@@ -4,9 +4,9 @@ dedup rule on those marks and suggests the distance that keeps wrong merges at z
 import pytest
 
 from memory.digests import keyword_digests
-from memory.embeddings import get_embedder
 from memory.models import Memory, PairMark
 from memory.pair_marks import report
+from memory.space_vectors import embed_for_space
 from memory.text_analysis import search_tokens
 from tenants import scope
 from tests.conftest import make_space
@@ -21,8 +21,8 @@ PARAPHRASE = ("We have 40 employees.", "Our company has 40 staff.")
 @pytest.fixture
 def memories(tenant_a, space_a):
     texts = [*SAME, *DIFFERENT, *PARAPHRASE]
-    vectors = get_embedder().embed(texts)
     with scope.tenant_scope(tenant_a, space_a):
+        vectors = embed_for_space(space_a.id, texts)
         rows = [
             Memory.objects.create(tenant_id=tenant_a.id, space=space_a, kind="fact", content=t, embedding=v,
                                   importance=0.5, keyword_digests=keyword_digests(space_a.id, search_tokens(t)))
@@ -68,8 +68,8 @@ def test_a_paraphrase_marked_same_shows_up_as_a_missed_merge(client, tenant_a, s
 
 def test_support_cannot_mark_and_other_spaces_rows_are_refused(client, tenant_a, space_a, memories):
     other = make_space(tenant_a, "customer-9")
-    vector = get_embedder().embed(["Elsewhere"])[0]
     with scope.tenant_scope(tenant_a, other):
+        vector = embed_for_space(other.id, ["Elsewhere"])[0]
         foreign = Memory.objects.create(tenant_id=tenant_a.id, space=other, kind="fact", content="Elsewhere",
                                         embedding=vector, importance=0.5)  # fmt: skip
     login(client, tenant_a, "operator")

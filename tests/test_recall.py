@@ -261,13 +261,14 @@ def test_a_space_gets_all_its_matches_back_among_many_other_spaces_rows(tenant_a
 
     from memory.embeddings import get_embedder
     from memory.recall import recall as run_recall
+    from memory.space_vectors import into_space
 
     target, others = make_space(tenant_a, "target"), [make_space(tenant_a, f"other-{i}") for i in range(5)]
     base = get_embedder().embed(["We run a fleet of four vans."])[0]
     rng = np.random.default_rng(3)
 
     def rows(space, count):
-        vectors = base + rng.normal(0, 0.004, (count, base.shape[0])).astype(np.float32)
+        vectors = into_space(space.id, base + rng.normal(0, 0.004, (count, base.shape[0])).astype(np.float32))
         return [
             Memory(tenant_id=space.tenant_id, space=space, kind="fact", content=f"Van fact {i}", embedding=v,
                    importance=0.5)

@@ -52,6 +52,18 @@ def import_file(client, external_id, body: bytes, **headers):
     )
 
 
+def same_within_float16_noise(a, b) -> bool:
+    """Equal, except that numbers may differ by float16 noise: each space stores its vectors under its
+    own key (docs/decisions/0006), so the halfvec rounding of a row differs between the two spaces."""
+    if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool):
+        return abs(a - b) <= 1e-3
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_within_float16_noise(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(same_within_float16_noise(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
 def test_round_trip_across_tenants_recalls_the_same(client_a, client_b, space_a, tenant_b):
     fill_end_user_space(client_a)
     before = {q: recall_view(client_a, "customer-1", q) for q in QUERIES}
@@ -66,7 +78,7 @@ def test_round_trip_across_tenants_recalls_the_same(client_a, client_b, space_a,
         source_rows = Memory.objects.filter(space=space_a).count()
     assert response.json() == {"memories": source_rows, "episodes": 0, "skipped": 0, "reembedded": False}
     after = {q: recall_view(client_b, "imported", q) for q in QUERIES}
-    assert after == before
+    assert same_within_float16_noise(after, before)
     # The superseded renewal stays history: recall shows June only, like the source.
     assert not any("May" in content for _k, content, *_ in after["When is the contract renewal?"])
 
@@ -102,7 +114,7 @@ def test_episodes_round_trip_into_another_tenants_shared_space(client_a, client_
     assert report["episodes"] == 3
     after = client_b.post("/api/v1/spaces/agents-copy/episodes/recall", query, format="json").json()
     strip = lambda r: [(e["output"], e["score"], e["feedback"]) for e in r["episodes"]]  # noqa: E731
-    assert strip(after) == strip(before) and strip(after)
+    assert same_within_float16_noise(strip(after), strip(before)) and strip(after)
     match = {"input": "Customer wants a refund for a damaged parcel"}
     assert client_b.post("/api/v1/spaces/agents-copy/escalations/match", match, format="json").json()["apply"]
     # Episodes cannot land in an end-user space.
