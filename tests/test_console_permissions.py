@@ -213,7 +213,7 @@ def test_admins_add_change_and_remove_members(client, tenant_a, django_user_mode
     from tenants.models import Membership
 
     login(client, tenant_a, "admin", username="ada")
-    assert client.post("/console/members/", {"username": "newbie", "password": "x"}).status_code == 200
+    assert client.post("/console/members/", {"username": "newbie", "password": "x"}).status_code == 400
     assert (
         client.post("/console/members/", {"username": "newbie", "password": PASSWORD_OK, "role": "support"}).status_code
         == 302
