@@ -18,6 +18,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import urlencode
 
+from console.form_input import bad_request, nul_field
 from tenants.authentication import membership_for, memberships_of
 
 OPERATOR_ROLES = {"operator", "admin"}
@@ -31,6 +32,9 @@ def console_view(roles: set[str] = frozenset(ALL_ROLES)):
         @login_required
         @functools.wraps(view)
         def wrapper(request, *args, **kwargs):
+            refused = nul_field(request.GET, request.POST)
+            if refused is not None:
+                return bad_request(f"The field {refused!r} contains a NUL character; remove it and try again.")
             memberships = memberships_of(request.user)
             if not memberships:
                 raise PermissionDenied("This account has no role in any tenant.")

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access import console_view
+from console.form_input import error_status
 from tenants.models import Membership, Tenant
 from tenants.tenant_admin import add_member
 
@@ -31,7 +32,7 @@ def members(request):
             errors = exc.message_dict
     rows = Membership.objects.select_related("user").order_by("user__username")
     context = {"rows": rows, "roles": Membership.Role.values, "errors": errors}
-    return render(request, "console/members.html", context, status=400 if errors else 200)
+    return render(request, "console/members.html", context, status=error_status(request, errors))
 
 
 @console_view(roles={"admin"})

@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from console.access import ACTIVE_TENANT
+from console.form_input import error_status
 from tenants import scope
 from tenants.authentication import memberships_of
 from tenants.models import Tenant
@@ -40,4 +41,4 @@ def choose_tenant(request):
         error = "Choose one of your tenants."
     context = {"choices": choices, "next": next_url, "error": error,
                "active": request.session.get(ACTIVE_TENANT)}  # fmt: skip
-    return render(request, "console/choose_tenant.html", context, status=400 if error else 200)
+    return render(request, "console/choose_tenant.html", context, status=error_status(request, error))

@@ -27,6 +27,8 @@ def as_admin(client, tenant, username):
 
 
 def error_text(response) -> str:
+    if response["Content-Type"].startswith("text/plain"):
+        return response.content.decode()
     return re.search(rb'<p class="error">(.*?)</p>', response.content, re.S).group(1).decode().strip()
 
 
