@@ -7,7 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from console.access import ACTIVE_TENANT
-from console.form_input import error_status
+from console.form_input import bad_request, error_status, nul_field
 from tenants import scope
 from tenants.authentication import memberships_of
 from tenants.models import Tenant
@@ -30,6 +30,9 @@ def _safe_next(request, candidate: str) -> str:
 
 @login_required
 def choose_tenant(request):
+    refused = nul_field(request.GET, request.POST)
+    if refused is not None:
+        return bad_request(f"The field {refused!r} contains a NUL character.")
     choices = _choices(request.user)
     next_url = _safe_next(request, request.POST.get("next") or request.GET.get("next", ""))
     error = ""
