@@ -32,7 +32,7 @@ def console_view(roles: set[str] = frozenset(ALL_ROLES)):
         @login_required
         @functools.wraps(view)
         def wrapper(request, *args, **kwargs):
-            refused = nul_field(request.GET, request.POST)
+            refused = nul_field(request.GET, request.POST, kwargs)
             if refused is not None:
                 return bad_request(f"The field {refused!r} contains a NUL character; remove it and try again.")
             memberships = memberships_of(request.user)

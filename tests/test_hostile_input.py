@@ -272,3 +272,21 @@ def test_the_audit_filters_explain_a_bad_value_with_a_400(console_admin, query, 
     client, _ = console_admin
     response = client.get("/console/deletions/", query)
     assert response.status_code == 400 and message in response.content
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/console/spaces/a%00b/", "/console/spaces/a%00b/thresholds/", "/console/spaces/a%00b/thresholds/preview/",
+     "/console/spaces/a%00b/thresholds/marks/", "/console/spaces/a%00b/episodes/add/", "/console/spaces/%00/"],
+)  # fmt: skip
+def test_a_nul_byte_in_a_console_path_is_a_400(console_admin, path):
+    client, _ = console_admin
+    assert client.get(path).status_code in (400, 405)  # the add form takes POST only
+    assert client.post(path).status_code == 400
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/spaces/a%00b", "/api/v1/spaces/a%00b/memories", "/api/v1/spaces/a%00b/recall"]
+)
+def test_a_nul_byte_in_an_api_path_is_never_a_500(client_a, path):
+    assert client_a.get(path).status_code < 500
