@@ -20,6 +20,7 @@ from django.utils.http import urlencode
 
 from console.form_input import bad_request, nul_field
 from tenants.authentication import membership_for, memberships_of
+from tenants.models import Tenant
 
 OPERATOR_ROLES = {"operator", "admin"}
 AUDIT_ROLES = {"support", "admin"}
@@ -50,6 +51,8 @@ def console_view(roles: set[str] = frozenset(ALL_ROLES)):
                 raise PermissionDenied("Your role does not allow this page.")
             request.membership = membership
             request.tenant_count = len(memberships)
+            if len(memberships) > 1:  # say which tenant this is, when there is a choice
+                request.tenant_name = Tenant.objects.values_list("name", flat=True).get(pk=membership.tenant_id)
             return view(request, *args, **kwargs)
 
         return wrapper

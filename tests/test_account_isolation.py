@@ -124,6 +124,7 @@ def test_an_account_of_two_tenants_is_asked_which_one_and_never_gets_the_first(c
     assert chosen.status_code == 302 and chosen["Location"] == "/console/spaces/"
     page = client.get("/console/spaces/").content.decode()
     assert "bob-customer" in page and "alice-customer" not in page and "Switch tenant" in page
+    assert '<span id="active-tenant">Bob Bakery</span>' in page
     # Support in tenant B: the audit opens, an operator page does not, whatever the role in A is.
     assert client.get("/console/deletions/").status_code == 200
     assert client.get("/console/playground/").status_code == 403
