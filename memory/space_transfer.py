@@ -75,7 +75,7 @@ class KeyDerivationBusy(DomainError):
 
 # The key-derivation cost is the server's choice, never the file's: a header naming any other
 # parameters is refused before any work (a huge n would pin a worker or exhaust its memory).
-ALLOWED_SCRYPT = ({"n": 2**15, "r": 8, "p": 1},)
+ALLOWED_SCRYPT = (SCRYPT,)
 SALT_BYTES = 16
 
 
@@ -256,9 +256,9 @@ def read_export(lines: Iterable[bytes | str], *, passphrase: str | None = None) 
     encryption = header.get("encryption")
     key = None
     if encryption:
+        salt, parameters = sealing_parameters(encryption)
         if not passphrase:
             raise TransferError("The export is encrypted; give its passphrase.")
-        salt, parameters = sealing_parameters(encryption)
         try:
             key = _derive(passphrase, salt, parameters)
         except MemoryError:

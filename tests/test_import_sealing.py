@@ -88,3 +88,9 @@ def test_running_out_of_memory_while_deriving_is_a_503_not_a_500(client_a, space
     monkeypatch.setattr(space_transfer, "_derive", exhausted)
     response = post_import(client_a, sealed_file())
     assert response.status_code == 503 and response.json()["error"]["code"] == "temporarily_unavailable"
+
+
+def test_a_hostile_header_is_refused_even_without_a_passphrase(client_a, space_a, derivations):
+    body = sealed_file(n=2**40)
+    response = client_a.generic("POST", "/api/v1/spaces/customer-1/import", body, content_type="application/x-ndjson")
+    assert response.status_code == 400 and "key-derivation" in str(response.json()) and derivations == []
