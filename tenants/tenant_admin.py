@@ -86,14 +86,15 @@ def add_member(*, tenant: Tenant, username: str, password: str, role: str) -> Me
 def create_operator(
     *, tenant: Tenant, username: str, password: str, role: str = Membership.Role.OPERATOR
 ) -> Membership:
-    """The platform operator's command: create an account, or give an existing one a role in
-    ``tenant`` (an account may belong to several tenants; the console asks which one to act in).
-    Never reachable by a tenant admin, who uses ``add_member``."""
+    """The platform operator's command: create an account with ``password``, or give an existing
+    one a role in ``tenant`` (an account may belong to several tenants; the console asks which one
+    to act in). An existing account's password is never changed here (``changepassword`` does
+    that). Never reachable by a tenant admin, who uses ``add_member``."""
     if role not in Membership.Role.values:
         raise ValidationError({"role": [f"Choose from {', '.join(Membership.Role.values)}."]})
     User = get_user_model()
     user, created = User.objects.get_or_create(username=username)
-    if created or password:
+    if created:
         user.set_password(password)
         user.save()
     with scope.tenant_scope(tenant):

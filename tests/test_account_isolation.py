@@ -107,7 +107,7 @@ def test_a_member_of_another_tenant_cannot_be_changed_or_removed(client, tenant_
 @pytest.fixture
 def two_tenant_account(tenant_a, tenant_b):
     create_operator(tenant=tenant_a, username="sam", password="sam-password-1", role="operator")
-    create_operator(tenant=tenant_b, username="sam", password="", role="support")
+    create_operator(tenant=tenant_b, username="sam", password="ignored-for-an-existing-account", role="support")
     make_space(tenant_a, "alice-customer")
     make_space(tenant_b, "bob-customer")
     return get_user_model().objects.get(username="sam")

@@ -110,3 +110,14 @@ def test_generate_master_key_refuses_a_version_below_one_or_a_bad_id():
         call_command("generate_master_key", "--key-version", "0")
     with pytest.raises(CommandError):
         call_command("generate_master_key", "--key-id", "has space")
+
+
+def test_create_operator_gives_an_existing_account_a_second_tenant_without_touching_its_password(
+    tenant_a, tenant_b, django_user_model, capsys
+):
+    call_command("create_operator", tenant_a.slug, "olga", "--password", "olga-own-password")
+    call_command("create_operator", tenant_b.slug, "olga", "--password", "someone-elses", "--role", "support")
+    out = capsys.readouterr()
+    assert "olga is support of bob" in out.out and "password was left unchanged" in out.err
+    user = django_user_model.objects.get(username="olga")
+    assert user.check_password("olga-own-password") and not user.check_password("someone-elses")
