@@ -2,9 +2,12 @@
 account with roles in several tenants acts only in the one it chose."""
 
 import re
+import statistics
+import time
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from tenants import scope
 from tenants.models import Membership
@@ -163,3 +166,31 @@ def test_removing_the_active_membership_ends_access_to_that_tenant(client, tenan
     assert response.status_code == 302 and response["Location"].startswith("/console/tenant/")
     # One membership left: it is the only choice, so it is used without asking.
     assert "bob-customer" in client.get("/console/spaces/").content.decode()
+
+
+class MeasurableHasher(PBKDF2PasswordHasher):
+    """A real key-stretching hash, slow enough (about 0.1 s) that skipping it would show."""
+
+    iterations = 200_000
+
+
+def test_a_refusal_takes_as_long_as_a_creation(client, settings, tenant_a, tenant_b):
+    settings.PASSWORD_HASHERS = ["tests.test_account_isolation.MeasurableHasher"]
+    create_operator(tenant=tenant_a, username="alice", password=ALICE_PASSWORD, role="admin")
+    as_admin(client, tenant_b, "bob")
+    created, refused = [], []
+    for number in range(5):
+        started = time.perf_counter()
+        response = client.post(
+            "/console/members/", {"username": f"new{number}", "password": ATTACKER_PASSWORD, "role": "support"}
+        )
+        created.append(time.perf_counter() - started)
+        assert response.status_code == 302
+        started = time.perf_counter()
+        response = client.post(
+            "/console/members/", {"username": "alice", "password": ATTACKER_PASSWORD, "role": "support"}
+        )
+        refused.append(time.perf_counter() - started)
+        assert response.status_code == 400
+    # Without the hash on the refusal path it would take a small fraction of a creation.
+    assert statistics.median(refused) > 0.6 * statistics.median(created), (created, refused)
