@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access import console_view
+from console.form_input import error_status
 from tenants.api_keys import issue_api_key, revoke_api_key
 from tenants.models import ApiKey, Tenant
 
@@ -28,7 +29,8 @@ def api_keys(request):
         except ValidationError as exc:
             errors = exc.message_dict
     keys = ApiKey.objects.order_by("-created_at")
-    return render(request, "console/api_keys.html", {"keys": keys, "issued": issued, "errors": errors})
+    context = {"keys": keys, "issued": issued, "errors": errors}
+    return render(request, "console/api_keys.html", context, status=error_status(request, errors))
 
 
 @console_view(roles={"admin"})

@@ -9,8 +9,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access import console_view
+from console.form_input import error_status
 from tenants.models import Membership, Tenant
-from tenants.tenant_admin import create_operator
+from tenants.tenant_admin import add_member
 
 
 @console_view(roles={"admin"})
@@ -18,23 +19,20 @@ def members(request):
     errors = {}
     if request.method == "POST":
         username = request.POST.get("username", "").strip()
-        password = request.POST.get("password", "")
-        if not username or len(password) < 10:
-            errors = {"username": ["Give a username and a password of at least 10 characters."]}
-        else:
-            try:
-                create_operator(
-                    tenant=Tenant.objects.get(pk=request.membership.tenant_id),
-                    username=username,
-                    password=password,
-                    role=request.POST.get("role", ""),
-                )
-                messages.success(request, f"{username} can now log in.")
-                return redirect("console:members")
-            except ValidationError as exc:
-                errors = exc.message_dict
+        try:
+            add_member(
+                tenant=Tenant.objects.get(pk=request.membership.tenant_id),
+                username=username,
+                password=request.POST.get("password", ""),
+                role=request.POST.get("role", ""),
+            )
+            messages.success(request, f"{username} can now log in.")
+            return redirect("console:members")
+        except ValidationError as exc:
+            errors = exc.message_dict
     rows = Membership.objects.select_related("user").order_by("user__username")
-    return render(request, "console/members.html", {"rows": rows, "roles": Membership.Role.values, "errors": errors})
+    context = {"rows": rows, "roles": Membership.Role.values, "errors": errors}
+    return render(request, "console/members.html", context, status=error_status(request, errors))
 
 
 @console_view(roles={"admin"})

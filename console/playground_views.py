@@ -9,11 +9,14 @@ from django.shortcuts import render
 
 from console.access import OPERATOR_ROLES, console_view
 from console.episode_views import parse_inputs
+from console.form_input import bad_request
 from memory import episodes, forgetting, recall
 from memory.memory_deletion import DeletionContext
 from tenants import spaces
 from tenants.models import Space
 from tenants.space_settings import effective_settings
+
+MODES = ("recall", "forget", "episodes", "escalation")
 
 
 @console_view(roles=OPERATOR_ROLES)
@@ -22,11 +25,13 @@ def playground(request):
     chosen, message, mode = (
         request.GET.get("space", ""),
         request.GET.get("message", ""),
-        request.GET.get("mode", "recall"),
+        request.GET.get("mode") or "recall",
     )
     result = forget_result = settings = episode_result = escalation = None
     error = ""
     agent = request.GET.get("agent", "").strip()
+    if mode not in MODES:
+        return bad_request(f"mode: choose from {', '.join(MODES)}.")
     if chosen and message.strip():
         space = spaces.find_space(tenant=request.membership.tenant_id, external_id=chosen)
         settings = effective_settings(space)

@@ -8,7 +8,8 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 
-from console.access import OPERATOR_ROLES, console_view
+from console.access import OPERATOR_ROLES, console_view, may_see_distances
+from console.form_input import bad_request, error_status
 from console.threshold_preview import pairwise_distances, preview, space_vectors
 from memory import pair_marks
 from memory.space_agents import affected_agents
@@ -106,17 +107,18 @@ def space_thresholds(request, external_id):
         except _AwaitingConfirmation:
             pass
     history = SettingsChange.objects.filter(space=space).order_by("-changed_at")[:20]
-    vectors = space_vectors(space)  # read once: the preview and the pair marks both use them
     context = {
         "space": space, "current": current, "errors": errors, "history": history, "strategies": STRATEGIES,
         "confirm": confirm, "shared": space.kind == Space.Kind.SHARED,
         "search_keys_json": json.dumps(current["episode_search_keys"], indent=1),
         "agent_keys_json": json.dumps(current["agent_search_keys"], indent=1),
-        "can_save": request.membership.role in OPERATOR_ROLES,
-        "preview": preview(space=space, values=current, sample_query="", vectors=vectors),
-        **pair_marks_context(space, current, vectors),
+        "can_save": request.membership.role in OPERATOR_ROLES, "show_distances": may_see_distances(request),
     }  # fmt: skip
-    return render(request, "console/thresholds.html", context)
+    if context["show_distances"]:
+        vectors = space_vectors(space)  # read once: the preview and the pair marks both use them
+        context["preview"] = preview(space=space, values=current, sample_query="", vectors=vectors)
+        context.update(pair_marks_context(space, current, vectors))
+    return render(request, "console/thresholds.html", context, status=error_status(request, errors))
 
 
 def pair_marks_context(space, current: dict, vectors=None) -> dict:
@@ -146,7 +148,9 @@ def mark_pair(request, external_id):
     current = effective_settings(space)
     context = {"space": space, "current": current, "mark_errors": errors, **pair_marks_context(space, current)}
     if request.htmx:
-        return render(request, "console/_pair_marks.html", context)
+        return render(request, "console/_pair_marks.html", context, status=error_status(request, errors))
+    if errors:
+        return bad_request(" ".join(errors))
     return redirect("console:thresholds", external_id=space.external_id)
 
 
@@ -160,14 +164,14 @@ def threshold_preview(request, external_id):
         errors = {}
     except ValidationError as exc:
         values, errors = current, exc.message_dict
-    sample = request.GET.get("sample_query", "")
-    show_text = request.membership.role in OPERATOR_ROLES
-    return render(
-        request,
-        "console/_threshold_preview.html",
-        {"preview": preview(space=space, values=values, sample_query=sample), "values": values, "errors": errors,
-         "show_text": show_text, "sample_query": sample},
-    )  # fmt: skip
+    context = {"values": values, "errors": errors, "show_distances": may_see_distances(request)}
+    if context["show_distances"]:
+        # Distances and a typed query's matches are an oracle for text support must never read:
+        # for support nothing is computed, let alone shown.
+        sample = request.GET.get("sample_query", "")
+        context.update(preview=preview(space=space, values=values, sample_query=sample), sample_query=sample,
+                       show_text=True)  # fmt: skip
+    return render(request, "console/_threshold_preview.html", context, status=error_status(request, errors))
 
 
 @console_view(roles=OPERATOR_ROLES)
@@ -189,4 +193,5 @@ def tenant_defaults(request):
         request,
         "console/tenant_defaults.html",
         {"current": current, "errors": errors, "history": history, "strategies": STRATEGIES},
+        status=error_status(request, errors),
     )

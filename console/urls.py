@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console import episode_views, key_views, member_views, playground_views, settings_views, views
+from console import episode_views, key_views, member_views, playground_views, settings_views, tenant_switcher, views
 from console.login_throttle import ThrottledLoginView
 
 app_name = "console"
@@ -9,6 +9,7 @@ app_name = "console"
 urlpatterns = [
     path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("tenant/", tenant_switcher.choose_tenant, name="choose-tenant"),
     path("", views.overview, name="overview"),
     path("spaces/", views.space_list, name="spaces"),
     path("spaces/<str:external_id>/", views.space_detail, name="space"),

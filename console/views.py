@@ -7,14 +7,13 @@ import json
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.http import Http404
 from django.shortcuts import redirect, render
-from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
-from console.access import AUDIT_ROLES, OPERATOR_ROLES, console_view, may_read_memory_text
+from console.access import AUDIT_ROLES, OPERATOR_ROLES, console_view, may_read_memory_text, may_see_distances
 from console.charts import bar_chart
 from console.dashboards import overview as overview_numbers
+from console.form_input import BadInput, bad_request, error_status, parse_filter_time
 from memory import deletion_audit, memory_edits
 from memory.episodes import describe
 from memory.memory_deletion import DeletionContext, delete_memory
@@ -136,21 +135,33 @@ def memory_delete(request, external_id, memory_id):
 @console_view(roles=AUDIT_ROLES)
 def deletions(request):
     params = request.GET
-    since, until = parse_datetime(params.get("since", "")), parse_datetime(params.get("until", ""))
-    cause = params.get("cause") if params.get("cause") in DeletionAudit.Cause.values else None
-    rows = deletion_audit.deletions(
-        tenant_id=request.membership.tenant_id,
-        space_external_id=params.get("space") or None,
-        cause=cause,
-        since=since,
-        until=until,
-    )
+    errors = []
+    bounds = {}
+    for field in ("since", "until"):
+        try:
+            bounds[field] = parse_filter_time(params.get(field, ""), field)
+        except BadInput as exc:
+            errors.append(str(exc))
+    cause = params.get("cause") or None
+    if cause is not None and cause not in DeletionAudit.Cause.values:
+        errors.append(f"cause: choose from {', '.join(DeletionAudit.Cause.values)}.")
+    if errors:
+        rows = DeletionAudit.objects.none()
+    else:
+        rows = deletion_audit.deletions(
+            tenant_id=request.membership.tenant_id,
+            space_external_id=params.get("space") or None,
+            cause=cause,
+            **bounds,
+        )
     page = Paginator(rows, PAGE_SIZE).get_page(params.get("page"))
     return render(
         request,
         "console/deletions.html",
-        {"page": page, "causes": DeletionAudit.Cause.values, "filters": params, "check": None},
-    )
+        {"page": page, "causes": DeletionAudit.Cause.values, "filters": params, "check": None, "errors": errors,
+         "show_distances": may_see_distances(request)},
+        status=error_status(request, errors),
+    )  # fmt: skip
 
 
 @console_view(roles=AUDIT_ROLES)
@@ -158,7 +169,7 @@ def deletions(request):
 def deletion_check(request):
     space, text = request.POST.get("space", "").strip(), request.POST.get("text", "")
     if not space or not text.strip():
-        raise Http404("Give a space and a text.")
+        return bad_request("Give a space and the text to check.")
     found = deletion_audit.was_deleted(tenant_id=request.membership.tenant_id, space_external_id=space, text=text)
     rows = deletion_audit.deletions(tenant_id=request.membership.tenant_id)
     page = Paginator(rows, PAGE_SIZE).get_page(1)
@@ -166,5 +177,5 @@ def deletion_check(request):
         request,
         "console/deletions.html",
         {"page": page, "causes": DeletionAudit.Cause.values, "filters": {},
-         "check": {"space": space, "found": found}},
+         "check": {"space": space, "found": found}, "show_distances": may_see_distances(request)},
     )  # fmt: skip

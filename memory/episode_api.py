@@ -66,6 +66,13 @@ def agent_for(request, requested: str) -> str:
     return requested or bound
 
 
+def acting_agent(request) -> str | None:
+    """Whose cases the caller may change: any with the admin scope, else only its key's agent's."""
+    if "admin" in set(request.auth.scopes):
+        return episodes.ANY_AGENT
+    return getattr(request.user, "agent", "") or ""
+
+
 def shared_space(request, external_id):
     space = space_in_scope(request, external_id)
     episodes.require_shared(space)
@@ -128,7 +135,11 @@ class EpisodeListCreate(GenericAPIView):
             feedback_comment=feedback.get("comment") or None,
             agent=agent_for(request, values["agent"]),
         )
-        return store_response(episodes.store_case(space, case, duplicate_choice(values), actor=api_actor(request)))
+        return store_response(
+            episodes.store_case(
+                space, case, duplicate_choice(values), actor=api_actor(request), acting_agent=acting_agent(request)
+            )
+        )
 
 
 class EpisodeDetail(APIView):
@@ -155,12 +166,17 @@ class EpisodeDetail(APIView):
         feedback = fields.pop("feedback", None)
         if feedback is not None:
             fields.update({f"feedback_{k}" if k == "comment" else k: v for k, v in feedback.items()})
-        return Response(EpisodeOutput(episodes.describe(episodes.update_feedback(episode, fields=fields))).data)
+        return Response(
+            EpisodeOutput(
+                episodes.describe(episodes.update_feedback(episode, fields=fields, acting_agent=acting_agent(request)))
+            ).data
+        )
 
     @extend_schema(responses={204: None})
     def delete(self, request, external_id, episode_id):
         space = shared_space(request, external_id)
-        episodes.delete_episode(space, self.episode(space, episode_id), actor=api_actor(request))
+        episode = self.episode(space, episode_id)
+        episodes.delete_episode(space, episode, actor=api_actor(request), acting_agent=acting_agent(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -201,7 +217,11 @@ class EscalationResolve(APIView):
             resolution_comment=values["resolution_comment"],
             agent=agent_for(request, values["agent"]),
         )
-        return store_response(episodes.store_case(space, case, duplicate_choice(values), actor=api_actor(request)))
+        return store_response(
+            episodes.store_case(
+                space, case, duplicate_choice(values), actor=api_actor(request), acting_agent=acting_agent(request)
+            )
+        )
 
 
 class EscalationMatch(APIView):

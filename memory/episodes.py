@@ -50,12 +50,34 @@ class WrongSpaceKind(DomainError):
     code = "wrong_space_kind"
 
 
+class NotYourCase(DomainError):
+    """A caller speaking for one agent tried to change another agent's case."""
+
+    status_code = 403
+    code = "permission_denied"
+
+
 class DuplicateFound(Conflict):
     code = "duplicate_found"
 
 
 class ConflictingFeedback(Conflict):
     code = "conflicting_feedback"
+
+
+ANY_AGENT = None  # ``acting_agent`` of a caller who may change every agent's cases (admin scope, console)
+
+
+def require_owner(episode: Episode, acting_agent: str | None) -> None:
+    """A caller speaking for an agent changes, merges into or replaces only that agent's cases.
+
+    ``acting_agent`` is the agent the caller's key is bound to ("" for a key bound to none: it
+    owns only cases stored without an agent); ``ANY_AGENT`` skips the check.
+    """
+    if acting_agent is not ANY_AGENT and episode.agent != acting_agent:
+        raise NotYourCase(
+            f"This case belongs to agent {episode.agent!r}; changing another agent's case needs the admin scope."
+        )
 
 
 def require_shared(space: Space) -> None:
@@ -299,7 +321,9 @@ def store_case(
     *,
     actor: str = "",
     cause: str = DeletionAudit.Cause.API_KEY,
+    acting_agent: str | None = ANY_AGENT,
 ) -> StoreResult:
+    """``acting_agent``: see ``require_owner``; a merge or replace may touch only that agent's cases."""
     require_shared(space)
     choice = choice or DuplicateChoice()
     if choice.on_duplicate is not None and choice.on_duplicate not in DUPLICATE_CHOICES:
@@ -323,6 +347,7 @@ def store_case(
     if choice.on_duplicate == "add":
         return StoreResult(episode=_create(space, case, prepared), action="added", duplicates=duplicates)
     target = _chosen(duplicates, choice.target_id)
+    require_owner(target.episode, acting_agent)
     if choice.on_duplicate == "replace":
         replaced_id = target.episode.pk
         delete_episode(space, target.episode, actor=actor or "duplicate review: replace", cause=cause)
@@ -412,8 +437,16 @@ def _merge(existing: Episode, case: NewCase, choice: DuplicateChoice) -> Episode
     return existing
 
 
-def delete_episode(space: Space, episode: Episode, *, actor: str, cause: str = DeletionAudit.Cause.API_KEY) -> None:
+def delete_episode(
+    space: Space,
+    episode: Episode,
+    *,
+    actor: str,
+    cause: str = DeletionAudit.Cause.API_KEY,
+    acting_agent: str | None = ANY_AGENT,
+) -> None:
     """Permanent, with a deletion audit row (no content: a keyed digest of the search keys)."""
+    require_owner(episode, acting_agent)
     record_deletion(
         memory=SimpleNamespace(id=episode.pk, kind=episode.kind, content=episode.search_keys),
         space=space,
@@ -423,8 +456,9 @@ def delete_episode(space: Space, episode: Episode, *, actor: str, cause: str = D
     episode.delete()
 
 
-def update_feedback(episode: Episode, *, fields: dict) -> Episode:
+def update_feedback(episode: Episode, *, fields: dict, acting_agent: str | None = ANY_AGENT) -> Episode:
     """Output, outcome, feedback and resolution comment may change; inputs never do."""
+    require_owner(episode, acting_agent)
     if "inputs" in fields:
         raise ValidationError({"inputs": ["An episode's inputs cannot be edited; delete it and add a new one."]})
     for name in ("output", "outcome", "resolution_comment", "sentiment", "feedback_comment"):

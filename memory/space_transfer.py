@@ -40,6 +40,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from config.api_errors import DomainError
 from memory.digests import digest, keyword_digests, topic_digest
 from memory.embeddings import get_embedder, stored_vector
 from memory.episodes import write_keys
@@ -63,11 +64,52 @@ class TransferError(ValidationError):
     """The file cannot be imported; the message names the line."""
 
 
+class KeyDerivationBusy(DomainError):
+    """Deriving a sealed file's key ran out of memory: the server's state, not the file's (a 503)."""
+
+    status_code = 503
+    code = "temporarily_unavailable"
+
+
 # --- passphrase sealing -----------------------------------------------------------------------
 
 
-def _derive(passphrase: str, salt: bytes) -> bytes:
-    return Scrypt(salt=salt, length=32, **SCRYPT).derive(passphrase.encode("utf-8"))
+# The key-derivation cost is the server's choice, never the file's: a header naming any other
+# parameters is refused before any work (a huge n would pin a worker or exhaust its memory).
+ALLOWED_SCRYPT = (SCRYPT,)
+SALT_BYTES = 16
+
+
+def _derive(passphrase: str, salt: bytes, parameters: dict = SCRYPT) -> bytes:
+    return Scrypt(salt=salt, length=32, **parameters).derive(passphrase.encode("utf-8"))
+
+
+def sealing_parameters(encryption) -> tuple[bytes, dict]:
+    """The salt and scrypt parameters of an encrypted file's header, if they are ones the server allows;
+    anything else (another cost, a float, a boolean, a missing or odd-sized salt) is a TransferError.
+
+    >>> sealing_parameters({"cipher": "AES-256-GCM", "kdf": "scrypt", "salt": "A" * 22 + "==", **SCRYPT})[1]
+    {'n': 32768, 'r': 8, 'p': 1}
+    """
+    if (
+        not isinstance(encryption, dict)
+        or encryption.get("cipher") != "AES-256-GCM"
+        or encryption.get("kdf") != "scrypt"
+    ):
+        raise TransferError("Line 1: the file is sealed with an unsupported cipher or key derivation.")
+    # type() rather than isinstance: JSON true and 32768.0 must not pass for 1 and 32768.
+    parameters = {name: encryption.get(name) for name in ("n", "r", "p")}
+    if not all(type(v) is int for v in parameters.values()) or parameters not in ALLOWED_SCRYPT:
+        allowed = "; ".join(", ".join(f"{k}={v}" for k, v in option.items()) for option in ALLOWED_SCRYPT)
+        raise TransferError(f"Line 1: unsupported key-derivation parameters; Engram writes {allowed}.")
+    raw_salt = encryption.get("salt")
+    try:
+        salt = base64.b64decode(raw_salt, validate=True) if isinstance(raw_salt, str) and len(raw_salt) < 64 else b""
+    except ValueError:
+        salt = b""
+    if len(salt) != SALT_BYTES:
+        raise TransferError(f"Line 1: the encryption salt must be {SALT_BYTES} bytes in base64.")
+    return salt, parameters
 
 
 def _aad(export_id: str, line: int) -> bytes:
@@ -140,7 +182,7 @@ def export_lines(space: Space, *, passphrase: str | None = None) -> Iterator[str
     export_id = str(uuid.uuid4())
     encryption, key = None, None
     if passphrase:
-        salt = os.urandom(16)
+        salt = os.urandom(SALT_BYTES)
         key = _derive(passphrase, salt)
         encryption = {"cipher": "AES-256-GCM", "kdf": "scrypt", "salt": base64.b64encode(salt).decode(), **SCRYPT}
     with scope.tenant_scope(space.tenant_id, space):
@@ -216,15 +258,13 @@ def read_export(lines: Iterable[bytes | str], *, passphrase: str | None = None) 
     encryption = header.get("encryption")
     key = None
     if encryption:
+        salt, parameters = sealing_parameters(encryption)
         if not passphrase:
             raise TransferError("The export is encrypted; give its passphrase.")
         try:
-            salt = base64.b64decode(encryption["salt"])
-            key = Scrypt(salt=salt, length=32, n=encryption["n"], r=encryption["r"], p=encryption["p"]).derive(
-                passphrase.encode("utf-8")
-            )
-        except (KeyError, TypeError, ValueError):
-            raise TransferError("Line 1: the encryption parameters are malformed.") from None
+            key = _derive(passphrase, salt, parameters)
+        except MemoryError:
+            raise KeyDerivationBusy("The server is short of memory to open this file now; try again shortly.") from None
     records, end = [], None
     for number, raw in enumerate(iterator, start=2):
         if not (raw.strip() if isinstance(raw, (str, bytes)) else raw):

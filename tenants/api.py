@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
 from tenants import spaces
 from tenants.authentication import actor_of
+from tenants.key_retirement import residue_key
 from tenants.models import Space
 from tenants.serializers import SpaceCreateInput, SpaceOutput, SpaceUpdateInput
 
 READ_OR_ADMIN = {"turns", "admin"}
 ADMIN = {"admin"}
+ERASURE_RESIDUE_HEADER = OpenApiParameter(
+    "Engram-Erasure-Residue",
+    str,
+    location=OpenApiParameter.HEADER,
+    response=[204],
+    description=(
+        "How long the erased space's residue (dead copies in table pages, WAL and backups) stays decryptable: "
+        "'until default@1 is retired', i.e. until that key-encryption key version is retired "
+        "(manage.py retire_master_key default@1) and destroyed."
+    ),
+)
 
 
 class SpaceListCreate(GenericAPIView):
@@ -60,9 +72,14 @@ class SpaceDetail(GenericAPIView):
         space = spaces.update_space(space=space, actor=actor_of(request), **data.validated_data)
         return Response(SpaceOutput(space).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(responses={204: None}, parameters=[ERASURE_RESIDUE_HEADER])
     def delete(self, request, external_id):
         from memory.space_erasure import erase_space  # the memory app audits what the erasure deletes
 
-        erase_space(space=self.space(), actor=actor_of(request))
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        space = self.space()
+        residue = residue_key(space)
+        erase_space(space=space, actor=actor_of(request))
+        response = Response(status=status.HTTP_204_NO_CONTENT)
+        if residue is not None:
+            response[ERASURE_RESIDUE_HEADER.name] = f"until {residue} is retired"
+        return response

@@ -66,15 +66,24 @@ class ConsoleMember:
         return self.membership.tenant_id
 
 
-def membership_for(user, tenant_id=None) -> Membership | None:
-    """The user's membership (in ``tenant_id`` if given), with the transaction scoped to its tenant."""
+def memberships_of(user) -> list[Membership]:
+    """Every membership of the user, oldest first (the console's tenant switcher lists them)."""
     scope.allow_membership_lookup(user.pk)
-    # Not select_related("tenant"): the tenant row is invisible until the scope below is set.
-    memberships = Membership.objects.filter(user=user).order_by("created_at")
-    if tenant_id:
-        memberships = memberships.filter(tenant_id=tenant_id)
-    membership = memberships.first()
+    memberships = list(Membership.objects.filter(user=user).order_by("created_at"))
     scope.allow_membership_lookup(0)
+    return memberships
+
+
+def membership_for(user, tenant_id=None) -> Membership | None:
+    """The user's membership in ``tenant_id``, with the transaction scoped to its tenant.
+
+    Without ``tenant_id`` only a user with exactly one membership resolves: a user of several
+    tenants must choose one (the console's switcher keeps it in the session), never "the first".
+    """
+    memberships = memberships_of(user)
+    if tenant_id:
+        memberships = [m for m in memberships if str(m.tenant_id) == str(tenant_id)]
+    membership = memberships[0] if len(memberships) == 1 else None
     if membership is not None:
         scope.enter_scope(membership.tenant_id)
     return membership
@@ -90,7 +99,7 @@ class ConsoleSessionAuthentication(authentication.SessionAuthentication):
         user, _ = result
         membership = membership_for(user, request._request.session.get("tenant_id"))
         if membership is None:
-            raise exceptions.PermissionDenied("This user has no role in any tenant.")
+            raise exceptions.PermissionDenied("Choose a tenant in the console first; this user has no role here.")
         return ConsoleMember(membership), membership
 
 

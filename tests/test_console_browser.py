@@ -165,3 +165,28 @@ def test_adding_a_duplicate_resolution_opens_the_choice_dialog(browser, live_ser
     resolutions = page.locator("section", has_text="Escalation resolutions").locator("tbody tr")
     assert resolutions.count() == 1
     assert "Apologise and refund" in resolutions.first.inner_text()
+
+
+def test_an_account_of_two_tenants_chooses_one_and_switches(browser, live_server, tenant_a, tenant_b):
+    make_space(tenant_a, "alice-customer")
+    make_space(tenant_b, "bob-customer")
+    create_operator(tenant=tenant_a, username="sam", password=PASSWORD, role="operator")
+    create_operator(tenant=tenant_b, username="sam", password="", role="support")
+    page = browser.new_page()
+    page.goto(f"{live_server.url}/console/login/")
+    page.fill("#id_username", "sam")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_selector("#choose-tenant")
+    page.get_by_label("Bob Bakery").check()
+    page.get_by_role("button", name="Continue").click()
+    page.wait_for_selector("text=sam · support")
+    page.goto(f"{live_server.url}/console/spaces/")
+    assert "bob-customer" in page.content() and "alice-customer" not in page.content()
+    page.click("#switch-tenant")
+    page.get_by_label("Alice Logistics").check()
+    page.get_by_role("button", name="Continue").click()
+    page.wait_for_selector("text=sam · operator")
+    page.goto(f"{live_server.url}/console/spaces/")
+    assert "alice-customer" in page.content() and "bob-customer" not in page.content()
+    page.screenshot(path=str(ARTIFACTS / "tenant-switcher.png"), full_page=True)

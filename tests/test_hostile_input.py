@@ -177,3 +177,116 @@ def test_a_100k_character_word_is_refused_in_a_message_and_bounded_in_an_episode
     assert stored.status_code == 201, stored.json()
     assert len(stored.json()["episode"]["search_keys"]["log"]) <= 600  # the key is bounded, the input kept
     assert stored.json()["episode"]["inputs"]["log"].endswith(word)
+
+
+# --- the console: every form and query parameter ------------------------------------------------
+
+SETTINGS_FIELDS = ["dedup_distance", "recall_distance", "corroborated_recall_distance", "forget_floor", "recall_limit",
+                   "max_deletions_per_request", "prompt_token_budget", "episode_min_score", "escalation_min_score",
+                   "duplicate_min_score", "episode_examples", "episode_search_keys", "agent_search_keys",
+                   "weight_semantic", "sample_query"]  # fmt: skip
+CONSOLE_FORMS = [
+    # (method, path, fields); {space}, {shared}, {memory}, {episode}, {key} and {member} are filled in.
+    ("get", "/console/spaces/", ["q", "page"]),
+    ("get", "/console/deletions/", ["space", "cause", "since", "until", "page"]),
+    ("post", "/console/deletions/check/", ["space", "text"]),
+    ("get", "/console/playground/", ["space", "message", "mode", "agent"]),
+    ("get", "/console/spaces/{space}/thresholds/preview/", SETTINGS_FIELDS),
+    ("post", "/console/spaces/{shared}/thresholds/", SETTINGS_FIELDS + ["flags_present", "hybrid", "confirmed",
+                                                                        "shared_present", "episode_hybrid"]),
+    ("post", "/console/spaces/{space}/thresholds/marks/", ["first", "second", "label"]),
+    ("post", "/console/settings/", SETTINGS_FIELDS),
+    ("post", "/console/spaces/{shared}/episodes/add/", ["kind", "inputs", "output", "outcome", "sentiment",
+                                                       "feedback_comment", "input", "resolution_comment",
+                                                       "on_duplicate", "target_id", "sentiment_wins"]),
+    ("post", "/console/keys/", ["name", "scopes", "agent"]),
+    ("post", "/console/members/", ["username", "password", "role"]),
+    ("post", "/console/members/{member}/", ["role", "action"]),
+    ("post", "/console/tenant/", ["tenant_id", "next"]),
+    ("post", "/console/login/", ["username", "password"]),
+]  # fmt: skip
+HOSTILE_VALUES = [
+    "a\x00b", "2026-02-30T00:00:00Z", "9999-12-31T23:59:59-23:59", "nan", "-1e309", "99999999999999999999999",
+    "' OR 1=1 --", "[]", '{"question": "\\u0000"}', "x" * 5000,
+    "\ud800".encode("utf-8", "surrogatepass").decode("latin-1"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def console_admin(client, tenant_a, space_a, client_a):
+    from tenants.models import ApiKey, Membership
+    from tenants.tenant_admin import create_operator
+    from tests.conftest import make_space
+
+    shared = make_space(tenant_a, "support-agents", kind="shared")
+    client_a.post(turn_url(space_a), {"message": "We run four delivery vans out of our Brno depot."}, format="json")
+    admin = create_operator(tenant=tenant_a, username="ada", password="admin-password-1", role="admin")
+    other = create_operator(tenant=tenant_a, username="otto", password="other-password-1", role="operator")
+    client.force_login(admin.user)
+    with scope.tenant_scope(tenant_a):
+        key = ApiKey.objects.first()
+        assert Membership.objects.count() == 2
+    ids = {"space": space_a.external_id, "shared": shared.external_id, "key": key.pk, "member": other.pk}
+    return client, ids
+
+
+def rows_of(tenant):
+    from memory.models import DeletionAudit, Episode
+    from tenants.models import ApiKey, Membership, SettingsChange
+
+    with scope.tenant_scope(tenant):
+        return tuple(
+            model.objects.count() for model in (Memory, Episode, DeletionAudit, ApiKey, Membership, SettingsChange)
+        )
+
+
+@pytest.mark.parametrize("method,path,fields", CONSOLE_FORMS, ids=[f"{m} {p}" for m, p, _ in CONSOLE_FORMS])
+def test_every_console_form_answers_hostile_input_with_a_4xx_or_as_data_never_a_500(
+    console_admin, tenant_a, method, path, fields
+):
+    client, ids = console_admin
+    url = path.format(**ids)
+    for field in fields:
+        for value in HOSTILE_VALUES:
+            before = rows_of(tenant_a)
+            response = getattr(client, method)(url, {field: value})
+            assert response.status_code < 500, (url, field, value[:30], response.status_code)
+            if "\x00" in value:
+                assert response.status_code == 400 and b"NUL" in response.content, (url, field)
+                assert rows_of(tenant_a) == before, (url, field)
+            if response.status_code >= 400 and url != "/console/login/":
+                assert response.content.strip(), (url, field, "a refusal says why")
+            if url == "/console/login/" and response.status_code == 429:
+                from django.core.cache import cache
+
+                cache.clear()  # the throttle is tested on its own; here only the answers matter
+
+
+@pytest.mark.parametrize(
+    "query,message",
+    [({"since": "2026-02-30T00:00:00Z"}, b"since: use an ISO 8601"), ({"until": "tomorrow"}, b"until: use an ISO 8601"),
+     ({"since": "2026-01-01T00:00:00+99:00"}, b"since: use an ISO 8601"), ({"cause": "boredom"}, b"cause: choose from"),
+     ({"space": "x\x00"}, b"NUL")],
+)  # fmt: skip
+def test_the_audit_filters_explain_a_bad_value_with_a_400(console_admin, query, message):
+    client, _ = console_admin
+    response = client.get("/console/deletions/", query)
+    assert response.status_code == 400 and message in response.content
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/console/spaces/a%00b/", "/console/spaces/a%00b/thresholds/", "/console/spaces/a%00b/thresholds/preview/",
+     "/console/spaces/a%00b/thresholds/marks/", "/console/spaces/a%00b/episodes/add/", "/console/spaces/%00/"],
+)  # fmt: skip
+def test_a_nul_byte_in_a_console_path_is_a_400(console_admin, path):
+    client, _ = console_admin
+    assert client.get(path).status_code in (400, 405)  # the add form takes POST only
+    assert client.post(path).status_code == 400
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/spaces/a%00b", "/api/v1/spaces/a%00b/memories", "/api/v1/spaces/a%00b/recall"]
+)
+def test_a_nul_byte_in_an_api_path_is_never_a_500(client_a, path):
+    assert client_a.get(path).status_code < 500

@@ -1,5 +1,6 @@
 import getpass
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
@@ -8,7 +9,10 @@ from tenants.tenant_admin import create_operator, tenant_by_slug
 
 
 class Command(BaseCommand):
-    help = "Create (or update) a console user and give them a role in a tenant."
+    help = (
+        "Create a console user with a role in a tenant, or give an existing user a role in one more tenant "
+        "(an existing user's password is never changed here)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("tenant", help="tenant slug")
@@ -17,10 +21,17 @@ class Command(BaseCommand):
         parser.add_argument("--password", default=None, help="omit to be asked")
 
     def handle(self, *args, tenant, username, role, password, **options):
-        if password is None:
+        exists = get_user_model().objects.filter(username=username).exists()
+        if password is None and not exists:
             password = getpass.getpass(f"Password for {username}: ")
         try:
-            membership = create_operator(tenant=tenant_by_slug(tenant), username=username, password=password, role=role)
+            membership = create_operator(
+                tenant=tenant_by_slug(tenant), username=username, password=password or "", role=role
+            )
         except (ObjectDoesNotExist, ValidationError) as exc:
             raise CommandError(str(exc)) from exc
+        if exists and password:
+            self.stderr.write(
+                f"{username} already existed: the password was left unchanged (manage.py changepassword {username})."
+            )
         self.stdout.write(f"{username} is {membership.role} of {tenant}")
