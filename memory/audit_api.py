@@ -20,6 +20,7 @@ from memory import deletion_audit
 from memory.models import DeletionAudit
 from memory.serializers import DeletionCheckInput, DeletionOutput
 from tenants.authentication import ApiKeyAuthentication, ConsoleSessionAuthentication
+from tenants.models import Membership
 
 CSV_COLUMNS = [
     "id", "occurred_at", "space", "memory_id", "memory_kind", "cause", "turn_id", "actor", "matched_distance",
@@ -68,6 +69,15 @@ class DeletionCheckOutput(serializers.Serializer):
 AUDIT_READERS = {"admin", "audit"}  # admin API keys; support and admin console users
 
 
+def audit_rows(request, rows) -> list[dict]:
+    """Serialised audit rows; support staff get no distances (a distance says how close content came)."""
+    data = DeletionOutput(rows, many=True).data
+    if getattr(request.auth, "role", None) == Membership.Role.SUPPORT:
+        for row in data:
+            row["matched_distance"] = None
+    return data
+
+
 class DeletionList(GenericAPIView):
     authentication_classes = [ApiKeyAuthentication, ConsoleSessionAuthentication]
     required_scopes = {"GET": AUDIT_READERS}
@@ -110,11 +120,11 @@ class DeletionList(GenericAPIView):
                 rows = rows[offset : offset + self.paginator.get_limit(request)]
             elif offset:
                 rows = rows[offset:]
-            response = Response(DeletionOutput(rows, many=True).data)
+            response = Response(audit_rows(request, rows))
             response["Content-Disposition"] = 'attachment; filename="deletions.csv"'
             return response
         page = self.paginate_queryset(rows)
-        return self.get_paginated_response(DeletionOutput(page, many=True).data)
+        return self.get_paginated_response(audit_rows(request, page))
 
 
 class DeletionCheck(APIView):
@@ -130,4 +140,4 @@ class DeletionCheck(APIView):
             space_external_id=data.validated_data["space"],
             text=data.validated_data["text"],
         )
-        return Response(DeletionCheckOutput({"deleted": bool(rows), "records": rows}).data)
+        return Response({"deleted": bool(rows), "records": audit_rows(request, rows)})

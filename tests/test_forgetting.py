@@ -1,5 +1,7 @@
 """Forgetting in conversation: judged, bounded by code, read back, permanent and audited."""
 
+import csv
+import io
 import subprocess
 
 import pytest
@@ -303,6 +305,28 @@ def test_support_staff_read_the_audit_with_their_console_session(client, client_
     assert client.get(reverse("deletion-list")).json()["count"] == 0
     client.logout()
     assert client.get(reverse("deletion-list")).status_code in (401, 403)
+
+
+def test_support_staff_get_no_distances_from_the_audit_api_or_its_csv(client, client_a, space_a, tenant_a):
+    from tenants.tenant_admin import create_operator
+
+    say(client_a, space_a, "We have four vans.", session="a")
+    say(client_a, space_a, "Forget that we have four vans.", session="b")
+    admin_rows = client_a.get(reverse("deletion-list")).json()["results"]
+    assert admin_rows and all(r["matched_distance"] is not None for r in admin_rows)
+    support = create_operator(tenant=tenant_a, username="sam", password="a-long-password", role="support").user
+    client.force_login(support)
+    rows = client.get(reverse("deletion-list")).json()["results"]
+    assert rows and all(r["matched_distance"] is None for r in rows)
+    csv_text = client.get(reverse("deletion-list"), {"format": "csv"}).content.decode()
+    csv_rows = list(csv.DictReader(io.StringIO(csv_text)))
+    assert csv_rows and all(r["matched_distance"] == "" for r in csv_rows)
+    checked = client.post(
+        reverse("deletion-check"),
+        {"space": space_a.external_id, "text": "We have four vans."},
+        content_type="application/json",
+    ).json()
+    assert checked["deleted"] and all(r["matched_distance"] is None for r in checked["records"])
 
 
 @pytest.mark.parametrize("body", [{"utterance": ""}, {"utterance": "   "}, {"utterance": 7}, {}])
