@@ -17,7 +17,7 @@ from django.conf import settings
 from memory import forget_targets
 from memory import offline_lexicon as lexicon
 from memory.extraction import ModelUnavailable
-from memory.text_analysis import detect_language, normalise, search_tokens
+from memory.text_analysis import LATIN_LANGUAGES, detect_language, normalise, search_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -98,11 +98,30 @@ def _statement_not_request(before: str, language: str) -> bool:
 
 
 def read_intent(message: str) -> ForgetIntent:
-    """The rule set's reading: explicit request, correction, or neither; and what to match."""
-    language = detect_language(message)
+    """The rule set's reading: explicit request, correction, or neither; and what to match.
+
+    Short messages are often taken for another Latin-script language ("Ya no vivo en Leeds." reads
+    as German), so when the detected language's phrases find nothing, the other Latin-script
+    languages' phrases are tried."""
+    detected = detect_language(message)
     text = normalise(message)
+    others = [lang for lang in LATIN_LANGUAGES if lang != detected] if detected in LATIN_LANGUAGES else []
+    for language in (detected, *others):
+        intent, forget_negated = _read_in(message, text, language)
+        if intent is not None:
+            return intent
+        if forget_negated:
+            break
+    return ForgetIntent(None, [message], detected)
+
+
+def _read_in(message: str, text: str, language: str) -> tuple[ForgetIntent | None, bool]:
+    """The reading with one language's phrases, and whether a forget verb was negated ("don't forget")."""
+    forget_negated = False
     for phrase in _phrases(lexicon.EXPLICIT_FORGET, language):
         at = _find(text, phrase, language)
+        if at >= 0 and _statement_not_request(text[:at], language):
+            forget_negated = True
         if at < 0 or _statement_not_request(text[:at], language):
             continue
         if language == "ja":
@@ -126,16 +145,17 @@ def read_intent(message: str) -> ForgetIntent:
             attribute=forget_targets.named_attribute(target, language),
             wants_old=forget_targets.asks_for_old_value(target, language),
             value_words=forget_targets.value_words(target, language),
-        )
-    if any(_find(text, p, language) >= 0 for p in _phrases(lexicon.CORRECTION, language)):
+        ), False
+    # In "we never forget a deadline" the negation belongs to the verb "forget": it corrects nothing stored.
+    if not forget_negated and any(_find(text, p, language) >= 0 for p in _phrases(lexicon.CORRECTION, language)):
         return ForgetIntent(
             "correction",
             [message, _denegated(text, language)],
             language,
             attribute=forget_targets.stated_attribute(message),
             states_new_value=states_new_value(text, language),
-        )
-    return ForgetIntent(None, [message], language)
+        ), False
+    return None, forget_negated
 
 
 _CLAUSE_BREAK = {

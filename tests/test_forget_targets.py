@@ -410,3 +410,27 @@ def test_a_model_cannot_delete_for_a_correction_that_states_a_new_value(client_a
     body = say(client_a, space_a, "We're not a bakery, we're a coffee roaster.", session="later")
     assert body["forgotten"] == []
     assert "We are a bakery." in contents(space_a, current_only=False)
+
+
+# --- the rule set's reading, table-tested ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "message, kind, new_value",
+    [
+        ("We're not a bakery, we're a coffee roaster.", "correction", True),
+        ("That's wrong, we don't make furniture.", "correction", False),
+        ("Мы не пекарня, мы обжариваем кофе.", "correction", True),
+        ("Это не моя компания, мы не производим мебель.", "correction", False),
+        ("それは違います、配送用のバンは4台もありません。", "correction", False),
+        ("To není pravda, nemáme čtyři dodávky.", "correction", False),
+        ("Ya no vivo en Leeds.", "correction", False),  # detected as another Latin-script language
+        ("We never forget a delivery deadline.", None, False),  # the negation belongs to "forget"
+        ("Don't forget our renewal is in June.", None, False),
+    ],
+)
+def test_the_rule_set_tells_negation_only_corrections_from_updates_and_statements(message, kind, new_value):
+    from memory.forget_judge import read_intent
+
+    intent = read_intent(message)
+    assert (intent.kind, intent.states_new_value) == (kind, new_value)
