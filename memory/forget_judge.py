@@ -240,7 +240,10 @@ def select_explicit(intent: ForgetIntent, offered: list[Offered]) -> list[Offere
     attribute_rows = pool
     if intent.value_words:
         naming = [o for o in pool if forget_targets.shares_value(o.content, intent.value_words, intent.language)]
-        pool = naming or pool
+        # Beside an attribute the words name its value: "my address in Paris" with only Kazan stored names
+        # nothing stored (a miss, never a wrong deletion). Alone they are the target's words, which a
+        # memory in other words or another language may not share: they narrow, they do not veto.
+        pool = naming if intent.attribute else (naming or pool)
     if intent.wants_old:
         return _not_current(pool, attribute_rows)
     pool = [o for o in pool if o.current]

@@ -110,7 +110,14 @@ def value_words(target: str, language: str) -> set[str]:
         while match:
             text = (text[: match.start()] + " " + text[match.end() :]).strip()
             match = word_start_match(text, phrase, language)
-    return search_tokens(text, language) if text else set()
+    speaker = lexicon.FIRST_PERSON.get(language, "").split()
+    if language == "ja":
+        for word in sorted(speaker, key=len, reverse=True):
+            text = text.replace(word + "の", " ").replace(word, " ")
+    if not text.strip():
+        return set()
+    # "мою", "mou": inflected forms of the speaker's words, compared as lemmas.
+    return search_tokens(text, language) - search_tokens(" ".join(speaker), language)
 
 
 def shares_value(content: str, words: set[str], language: str) -> bool:

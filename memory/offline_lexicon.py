@@ -220,11 +220,11 @@ FORGET_ATTRIBUTES = {
 }  # fmt: skip
 # Words around an attribute that name no value ("my phone NUMBER", "the NOTE about my allergy").
 ATTRIBUTE_FILLERS = {
-    "en": "number, note, info, information, details, data, everything, what you know, new, current",
-    "ru": "номер, запись, информаци, данные, всё, все, что вы знаете, нов, текущ",
+    "en": "number, note, info, information, details, data, everything, what you know, new, current, electronic",
+    "ru": "номер, запись, информаци, данные, всё, все, что вы знаете, нов, текущ, электронн",
     "ja": "番号, 情報, メモ, データ, 新しい, 今の",
-    "cs": "čísl, poznámk, informac, údaj, všechno, co víte, nov, současn",
-    "es": "número, nota, información, datos, todo, lo que sabe, nuev, actual",
+    "cs": "čísl, poznámk, informac, údaj, všechno, co víte, nov, současn, elektronick",
+    "es": "número, nota, información, datos, todo, lo que sabe, nuev, actual, electrónic",
     "de": "nummer, notiz, informationen, daten, neue", "fr": "numéro, note, informations, données, nouvel",
 }  # fmt: skip
 # "Forget my OLD address": the request names a value that is no longer current; it never takes the current one.

@@ -166,6 +166,13 @@ def test_an_attribute_with_nothing_stating_it_deletes_nothing_even_when_somethin
     assert audited(space_a) == 0
 
 
+def test_a_value_named_beside_the_attribute_must_be_in_the_memory(client_a, space_a):
+    store(space_a, "I live in Kazan.")
+    body = forget_endpoint(client_a, space_a, "Forget my address in Paris.")
+    assert body["forgotten"] == []
+    assert contents(space_a) == ["I live in Kazan."]
+
+
 def test_a_request_takes_the_best_match_not_every_candidate(client_a, space_a):
     store(space_a, "Our accounting runs on SAP.", "Our payroll runs on Excel.", "Our invoices go out on Fridays.")
     body = forget_endpoint(client_a, space_a, "Forget that our accounting runs on SAP.")
