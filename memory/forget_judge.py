@@ -120,9 +120,10 @@ def _read_in(message: str, text: str, language: str) -> tuple[ForgetIntent | Non
     forget_negated = False
     for phrase in _phrases(lexicon.EXPLICIT_FORGET, language):
         at = _find(text, phrase, language)
-        if at >= 0 and _statement_not_request(text[:at], language):
+        if at < 0:
+            continue
+        if _statement_not_request(text[:at], language):
             forget_negated = True
-        if at < 0 or _statement_not_request(text[:at], language):
             continue
         if language == "ja":
             # Japanese names the target before the verb: 「家具について忘れてください」.
@@ -161,7 +162,7 @@ def _read_in(message: str, text: str, language: str) -> tuple[ForgetIntent | Non
 _CLAUSE_BREAK = {
     "en": r"[,;:.!?—–]| but | rather | instead ",
     "ru": r"[,;:.!?—–]| а | но | зато ",
-    "cs": r"[,;:.!?—–]| ale | nýbrž | ale jsme ",
+    "cs": r"[,;:.!?—–]| ale | nýbrž ",
     "de": r"[,;:.!?—–]| sondern | aber ",
     "es": r"[,;:.!?—–]| sino | pero ",
     "fr": r"[,;:.!?—–]| mais ",

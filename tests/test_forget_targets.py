@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from memory.digests import keyword_digests, topic_digest
 from memory.embeddings import get_embedder
-from memory.models import DeletionAudit, Memory
+from memory.models import DeletionAudit, Memory, Turn
 from memory.text_analysis import search_tokens
 from tenants import scope
 
@@ -417,6 +417,8 @@ def test_a_model_cannot_delete_for_a_correction_that_states_a_new_value(client_a
     body = say(client_a, space_a, "We're not a bakery, we're a coffee roaster.", session="later")
     assert body["forgotten"] == []
     assert "We are a bakery." in contents(space_a, current_only=False)
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        assert Turn.objects.get(pk=body["turn_id"]).forget_handled is False  # left to the writer: mined
 
 
 # --- the rule set's reading, table-tested ------------------------------------------------------
