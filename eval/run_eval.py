@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.harness import git_revision, machine_line, setup_django, throwaway_database
+from eval import forget_requests
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "eval" / "data"
@@ -703,11 +704,13 @@ def main() -> None:
             tenant, accounts, defaults["recall_distance"], defaults["corroborated_recall_distance"]
         )
         forget = evaluate_forget(tenant, accounts, defaults["forget_floor"])
+        forget_requests_result = forget_requests.evaluate(tenant)
         progress("extraction…")
         extraction = evaluate_extraction(tenant)
         progress("relationship growth (100 sessions)…")
         growth = evaluate_growth(tenant)
     write_report(dedup, recall_result, forget, extraction, growth, defaults, time.perf_counter() - started, engines)
+    forget_requests.append_report(REPORT, forget_requests_result, defaults["forget_floor"])
     progress(
         f"wrote {REPORT.relative_to(ROOT)}: dedup optimum {dedup['chosen']['threshold']}, "
         f"recall optimum {recall_result['chosen']['threshold']}, forget optimum {forget['chosen']['threshold']}"

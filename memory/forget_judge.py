@@ -14,26 +14,35 @@ import re
 
 from django.conf import settings
 
+from memory import forget_targets
 from memory import offline_lexicon as lexicon
 from memory.extraction import ModelUnavailable
-from memory.text_analysis import detect_language, normalise
+from memory.text_analysis import LATIN_LANGUAGES, detect_language, normalise, search_tokens
 
 logger = logging.getLogger(__name__)
 
 FORGET_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["is_forget_request", "delete_ids", "confirmation"],
+    "required": ["is_forget_request", "request_quote", "delete_ids", "confirmation"],
     "properties": {
         "is_forget_request": {"type": "boolean"},
+        "request_quote": {"type": ["string", "null"]},
         "delete_ids": {"type": "array", "items": {"type": "string"}},
         "confirmation": {"type": ["string", "null"]},
     },
 }
+# Bounds on what a model reply may carry (a reply is input from a stranger).
+MAX_MODEL_IDS = 50
+MAX_MODEL_TEXT_CHARS = 2000
+# Offline, an explicit request takes the best match and only those this close to it: one request is
+# about one thing, and the next-nearest memory is most often a different one.
+TIGHT_MARGIN = 0.02
 NEGATIONS = {
     "en": r"\b(?:don't|do not|doesn't|does not|didn't|never|not|no longer|isn't|is not|aren't|that's not|n't)\b",
     "ru": r"(?<!\w)(?:не|нет|больше не|никогда)(?!\w)",
-    "cs": r"(?<!\w)(?:není|nejsme|ne|nikdy|už ne)(?!\w)",
+    # Czech negates on the verb ("nemáme", "nebydlím"); "nej…" is a superlative unless it is "nejsme/nejsem".
+    "cs": r"(?<!\w)(?:není|nejsme|nejsem|ne|nikdy|už ne|ne(?!j(?!s))\w{2,}(?:me|m|í|ou|te|jí|l|la|li|lo))(?!\w)",
     "de": r"\b(?:nicht|kein|keine|keinen|nie|niemals|nicht mehr)\b",
     "es": r"(?<!\w)(?:no|nunca|ya no)(?!\w)",
     "fr": r"(?<!\w)(?:ne|n'|pas|jamais|plus)(?!\w)",
@@ -46,6 +55,22 @@ class ForgetIntent:
     kind: str | None  # "explicit", "correction" or None
     targets: list[str]  # texts to match stored memories against
     language: str
+    attribute: str | None = None  # what an explicit request names ("phone", "residence", …)
+    wants_old: bool = False  # "my OLD address": never the current value
+    value_words: set[str] = dataclasses.field(default_factory=set)  # "… in Kazan"
+    states_new_value: bool = False  # a correction that also says what is true now: mined, not deleted
+
+
+@dataclasses.dataclass
+class Offered:
+    """A memory code offers the judge, with what the offline rules weigh."""
+
+    id: str
+    content: str
+    distance: float
+    current: bool = True  # not superseded
+    order: float = 0.0  # creation time as a number: later is newer
+    named: bool = False  # carries every word the request names, or has it as its topic
 
 
 def _phrases(table: dict, language: str) -> list[str]:
@@ -73,12 +98,32 @@ def _statement_not_request(before: str, language: str) -> bool:
 
 
 def read_intent(message: str) -> ForgetIntent:
-    """The rule set's reading: explicit request, correction, or neither; and what to match."""
-    language = detect_language(message)
+    """The rule set's reading: explicit request, correction, or neither; and what to match.
+
+    Short messages are often taken for another Latin-script language ("Ya no vivo en Leeds." reads
+    as German), so when the detected language's phrases find nothing, the other Latin-script
+    languages' phrases are tried."""
+    detected = detect_language(message)
     text = normalise(message)
+    others = [lang for lang in LATIN_LANGUAGES if lang != detected] if detected in LATIN_LANGUAGES else []
+    for language in (detected, *others):
+        intent, forget_negated = _read_in(message, text, language)
+        if intent is not None:
+            return intent
+        if forget_negated:
+            break
+    return ForgetIntent(None, [message], detected)
+
+
+def _read_in(message: str, text: str, language: str) -> tuple[ForgetIntent | None, bool]:
+    """The reading with one language's phrases, and whether a forget verb was negated ("don't forget")."""
+    forget_negated = False
     for phrase in _phrases(lexicon.EXPLICIT_FORGET, language):
         at = _find(text, phrase, language)
-        if at < 0 or _statement_not_request(text[:at], language):
+        if at < 0:
+            continue
+        if _statement_not_request(text[:at], language):
+            forget_negated = True
             continue
         if language == "ja":
             # Japanese names the target before the verb: 「家具について忘れてください」.
@@ -94,10 +139,59 @@ def read_intent(message: str) -> ForgetIntent:
                     target = rest[where + len(marker) :]
                     break
         target = target.strip(" .,!?:;。、！？")
-        return ForgetIntent("explicit", [t for t in {target, _denegated(target, language)} if t], language)
-    if any(_find(text, p, language) >= 0 for p in _phrases(lexicon.CORRECTION, language)):
-        return ForgetIntent("correction", [message, _denegated(text, language)], language)
-    return ForgetIntent(None, [message], language)
+        return ForgetIntent(
+            "explicit",
+            [t for t in dict.fromkeys([target, _denegated(target, language)]) if t],
+            language,
+            attribute=forget_targets.named_attribute(target, language),
+            wants_old=forget_targets.asks_for_old_value(target, language),
+            value_words=forget_targets.value_words(target, language),
+        ), False
+    # In "we never forget a deadline" the negation belongs to the verb "forget": it corrects nothing stored.
+    if not forget_negated and any(_find(text, p, language) >= 0 for p in _phrases(lexicon.CORRECTION, language)):
+        return ForgetIntent(
+            "correction",
+            [message, _denegated(text, language)],
+            language,
+            attribute=forget_targets.stated_attribute(message),
+            states_new_value=states_new_value(text, language),
+        ), False
+    return None, forget_negated
+
+
+_CLAUSE_BREAK = {
+    "en": r"[,;:.!?—–]| but | rather | instead ",
+    "ru": r"[,;:.!?—–]| а | но | зато ",
+    "cs": r"[,;:.!?—–]| ale | nýbrž ",
+    "de": r"[,;:.!?—–]| sondern | aber ",
+    "es": r"[,;:.!?—–]| sino | pero ",
+    "fr": r"[,;:.!?—–]| mais ",
+    "ja": r"[、。，．！？!?]|けど|が、",
+}
+
+
+def states_new_value(text: str, language: str) -> bool:
+    """Whether a correction also says what is true: "we're not a bakery, we're a coffee roaster" has an
+    affirmative clause with content of its own; "that's wrong, we don't make furniture" has none
+    (its only affirmative clause is the correction phrase itself)."""
+    fillers = [*_phrases(lexicon.CORRECTION, language), *_phrases(lexicon.SMALL_TALK, language)]
+    for clause in re.split(_CLAUSE_BREAK.get(language, _CLAUSE_BREAK["en"]), f" {text} "):
+        clause = clause.strip()
+        if not clause or is_negated(clause, language):
+            continue
+        for phrase in fillers:
+            clause = (
+                clause.replace(phrase, " ")
+                if language == "ja"
+                else re.sub(rf"(?<![\w']){re.escape(phrase)}(?![\w'])", " ", clause)
+            )
+        if search_tokens(clause, language) - _DISCOURSE_WORDS:
+            return True
+    return False
+
+
+# Words of a correction's affirmative clause that carry no value of their own ("no, actually …").
+_DISCOURSE_WORDS = {"actually", "sorry", "wrong", "true", "right", "okay", "well", "mistake", "oops"}
 
 
 @dataclasses.dataclass
@@ -114,22 +208,102 @@ def is_negated(text: str, language: str | None = None) -> bool:
     return bool(pattern and re.search(pattern, normalise(text)))
 
 
-def judge_offline(intent: ForgetIntent, message: str, candidates: list[tuple[str, str]]) -> Judgement:
-    if intent.kind is None:
+def _within_margin(offered: list[Offered], margin: float) -> list[Offered]:
+    if not offered:
+        return []
+    best = min(o.distance for o in offered)
+    return [o for o in offered if o.distance <= best + margin]
+
+
+def _not_current(pool: list[Offered], attribute_rows: list[Offered]) -> list[Offered]:
+    """ "Old" picks a superseded value, or an older one while a newer of the same attribute exists — never
+    the current one."""
+    superseded = [o for o in pool if not o.current]
+    if superseded:
+        return superseded
+    active = [o for o in attribute_rows if o.current]
+    if len(active) < 2:
+        return []
+    newest = max(active, key=lambda o: o.order)
+    return [o for o in pool if o.id != newest.id]
+
+
+def select_explicit(intent: ForgetIntent, offered: list[Offered]) -> list[Offered]:
+    """What an explicit request deletes: never wider than asked.
+
+    An attribute ("my phone number") takes only the memories that state it, narrowed to the value
+    the request names ("… in Kazan") when one does; "old" never takes the current value. Without an
+    attribute: the memories that carry every word of what was named, else the best match and those
+    within a tight margin of it."""
+    pool = offered
+    if intent.attribute:
+        pool = [o for o in offered if forget_targets.states_attribute(o.content, intent.attribute)]
+    attribute_rows = pool
+    if intent.value_words:
+        naming = [o for o in pool if forget_targets.shares_value(o.content, intent.value_words, intent.language)]
+        # Beside an attribute the words name its value: "my address in Paris" with only Kazan stored names
+        # nothing stored (a miss, never a wrong deletion). Alone they are the target's words, which a
+        # memory in other words or another language may not share: they narrow, they do not veto.
+        pool = naming if intent.attribute else (naming or pool)
+    if intent.wants_old:
+        return _not_current(pool, attribute_rows)
+    pool = [o for o in pool if o.current]
+    named = [o for o in pool if o.named]
+    if named and not intent.attribute:
+        return named
+    return _within_margin(pool, TIGHT_MARGIN)
+
+
+def judge_offline(intent: ForgetIntent, message: str, offered: list[Offered]) -> Judgement:
+    if intent.kind is None or (intent.kind == "correction" and intent.states_new_value):
+        # A correction that says what is true now is an update: the writer supersedes, with history.
         return Judgement(False, [], None, "offline")
     if intent.kind == "explicit":
-        return Judgement(True, [memory_id for memory_id, _ in candidates], None, "offline")
+        return Judgement(True, [o.id for o in select_explicit(intent, offered)], None, "offline")
     # A correction contradicts what it negates: "we don't deliver on Sundays" deletes "we deliver on
     # Sundays", not "we never deliver on Sundays", which it agrees with.
     negated = is_negated(message, intent.language)
-    contradicted = [memory_id for memory_id, content in candidates if is_negated(content) != negated]
-    return Judgement(bool(contradicted), contradicted, None, "offline")
+    contradicted = [o for o in offered if o.current and is_negated(o.content) != negated]
+    if intent.attribute:
+        contradicted = [o for o in contradicted if forget_targets.states_attribute(o.content, intent.attribute)]
+    chosen = _within_margin(contradicted, TIGHT_MARGIN)
+    return Judgement(bool(chosen), [o.id for o in chosen], None, "offline")
 
 
-def judge_with_model(message: str, candidates: list[tuple[str, str]]) -> Judgement:
+def _model_reply(data: dict) -> tuple[bool, str | None, list[str], str | None]:
+    """The reply's fields with their exact JSON types, or ModelUnavailable: "false", 1 or null where a
+    boolean belongs is a model failure, not a verdict."""
+    if set(data) != set(FORGET_SCHEMA["required"]):
+        raise ModelUnavailable("forget judgement: the reply's fields do not match the schema")
+    verdict, quote, ids, confirmation = (data[k] for k in ("is_forget_request", "request_quote", "delete_ids",
+                                                          "confirmation"))  # fmt: skip
+    if type(verdict) is not bool:
+        raise ModelUnavailable("forget judgement: is_forget_request is not a boolean")
+    if not (quote is None or (isinstance(quote, str) and len(quote) <= MAX_MODEL_TEXT_CHARS)):
+        raise ModelUnavailable("forget judgement: request_quote is not a string or null")
+    if not (isinstance(ids, list) and len(ids) <= MAX_MODEL_IDS and all(isinstance(i, str) for i in ids)):
+        raise ModelUnavailable("forget judgement: delete_ids is not a list of strings")
+    if not (confirmation is None or isinstance(confirmation, str)):
+        raise ModelUnavailable("forget judgement: confirmation is not a string or null")
+    return verdict, quote, ids, confirmation
+
+
+def quote_asks(quote: str | None, message: str) -> bool:
+    """The model's quote is the customer's own words and the rule set reads a request in it."""
+    if not quote or not quote.strip():
+        return False
+    quoted = normalise(quote).strip(" .,!?:;。、！？")
+    at = normalise(message).find(quoted) if quoted else -1
+    if at < 0 or read_intent(quote).kind is None:
+        return False
+    # Read with the words before it too: the quote "forget our renewal" from "Don't forget our renewal" asks nothing.
+    return read_intent(normalise(message)[: at + len(quoted)]).kind is not None
+
+
+def judge_with_model(message: str, intent: ForgetIntent, offered: list[Offered]) -> Judgement:
     from memory.openai_extractor import chat_client, chat_json, prompt
 
-    listed = "\n".join(f"{memory_id}: {content}" for memory_id, content in candidates)
+    listed = "\n".join(f"{o.id}: {o.content}" for o in offered)
     data = chat_json(
         chat_client(),
         system=prompt("forget_system.txt"),
@@ -137,16 +311,19 @@ def judge_with_model(message: str, candidates: list[tuple[str, str]]) -> Judgeme
         schema_name="forget_judgement",
         schema=FORGET_SCHEMA,
     )
-    ids = [str(i) for i in data.get("delete_ids") or [] if isinstance(i, str | int)]
-    confirmation = data.get("confirmation") if isinstance(data.get("confirmation"), str) else None
-    return Judgement(bool(data.get("is_forget_request")), ids, confirmation, "openai")
+    verdict, quote, ids, confirmation = _model_reply(data)
+    if verdict and not (quote_asks(quote, message) or intent.kind is not None):
+        # Only the customer's words make a request: a model that calls a plain statement one is overruled.
+        logger.warning("forget judgement: the model's request is not in the customer's words; nothing deleted")
+        return Judgement(False, [], None, "openai")
+    return Judgement(verdict, ids if verdict else [], confirmation, "openai")
 
 
-def judge(message: str, intent: ForgetIntent, candidates: list[tuple[str, str]]) -> Judgement:
-    """With candidates and a model, the model decides; otherwise (or if it fails) the rule set does."""
-    if candidates and settings.ENGRAM_EXTRACTION_ENGINE == "openai":
+def judge(message: str, intent: ForgetIntent, offered: list[Offered]) -> Judgement:
+    """With candidates and a model, the model decides within the checks; otherwise (or on failure) the rule set does."""
+    if offered and settings.ENGRAM_EXTRACTION_ENGINE == "openai":
         try:
-            return judge_with_model(message, candidates)
+            return judge_with_model(message, intent, offered)
         except ModelUnavailable as exc:
             logger.warning("forget judgement fell back to the rule set: %s", exc)
-    return judge_offline(intent, message, candidates)
+    return judge_offline(intent, message, offered)

@@ -7,7 +7,11 @@ Code, never the model, sets how much a decision can delete:
 - and only within a small margin of the best match (one request is about one thing);
 - at most ``max_deletions_per_request`` entries (default 3, never more than 10) per request, so
   one misreading stays bounded; how many more matched is reported;
-- a statement that negates nothing stored deletes nothing (and is mined as usual).
+- a statement that negates nothing stored deletes nothing (and is mined as usual); a correction that
+  also states the new value ("we're not a bakery, we're a coffee roaster") deletes nothing either and
+  is mined, so the writer supersedes the old memory and keeps its history;
+- a request that names an attribute ("my phone number", "my city") takes only memories that state it,
+  and "old" never takes the current value (``forget_judge.select_explicit``).
 Deletion is permanent and audited (``memory_deletion``); the caller gets what was deleted and a
 sentence in the customer's language that names it.
 """
@@ -19,9 +23,10 @@ import dataclasses
 from django.db.models import Q
 from pgvector.django import CosineDistance
 
+from memory import forget_targets
 from memory import offline_lexicon as lexicon
 from memory.digests import keyword_digests, topic_digest
-from memory.forget_judge import ForgetIntent, judge, read_intent
+from memory.forget_judge import ForgetIntent, Offered, judge, read_intent
 from memory.memory_deletion import Deleted, DeletionContext, delete_memories
 from memory.models import Memory
 from memory.space_vectors import embed_for_space
@@ -36,10 +41,26 @@ MARGIN_FROM_BEST = 0.05
 CORROBORATED_FLOOR_FACTOR = 2.0
 
 
+# How many of the nearest rows (no floor) an attribute request ("forget my phone number") reads to find
+# those that state the attribute: the attribute, not the distance, is the evidence, and this bounds the work.
+ATTRIBUTE_SCAN_ROWS = 30
+
+
 @dataclasses.dataclass
 class Candidate:
     memory: Memory
     distance: float
+    named: bool = False  # carries every word the request names, or has it as its topic
+
+    def offered(self) -> Offered:
+        return Offered(
+            id=str(self.memory.pk),
+            content=self.memory.content,
+            distance=self.distance,
+            current=self.memory.superseded_by_id is None,
+            order=self.memory.created_at.timestamp(),
+            named=self.named,
+        )
 
 
 @dataclasses.dataclass
@@ -109,7 +130,32 @@ def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> lis
             ).annotate(distance=CosineDistance("embedding", vectors[0]))
             for memory in named[: HARD_MAX_DELETIONS * 2]:
                 found.setdefault(memory.pk, Candidate(memory, float(memory.distance)))
+                found[memory.pk].named = True
+        for candidate in attribute_candidates(space=space, intent=intent, vector=vectors[0]):
+            found.setdefault(candidate.memory.pk, candidate)
     return sorted(found.values(), key=lambda c: (c.memory.kind == "topic", c.distance))
+
+
+def attribute_candidates(*, space, intent: ForgetIntent, vector) -> list[Candidate]:
+    """For "forget my phone number / my city / my OLD address": among the nearest rows, those that state
+    the attribute (or, for "old" without one, name the value), superseded versions included for "old"."""
+    if intent.kind != "explicit" or not (intent.attribute or (intent.wants_old and intent.value_words)):
+        return []  # a correction reaches only as far as the floor: it names no attribute to go by
+    rows = Memory.objects.filter(space=space).exclude(kind="topic").defer("embedding")
+    if not intent.wants_old:
+        rows = rows.filter(superseded_by__isnull=True)
+    nearest = rows.annotate(distance=CosineDistance("embedding", vector)).order_by("distance")[:ATTRIBUTE_SCAN_ROWS]
+    if intent.attribute:
+        return [
+            Candidate(m, float(m.distance))
+            for m in nearest
+            if forget_targets.states_attribute(m.content, intent.attribute)
+        ]
+    return [
+        Candidate(m, float(m.distance))
+        for m in nearest
+        if forget_targets.shares_value(m.content, intent.value_words, intent.language)
+    ]
 
 
 def confirmation_for(language: str, forgotten: list[Deleted], more: int, *, explicit: bool) -> str:
@@ -127,7 +173,11 @@ def forget(*, space, utterance: str, context: DeletionContext, dry_run: bool = F
     limits = {"forget_floor": floor, "max_deletions_per_request": limit}
     intent = read_intent(utterance)
     candidates = candidates_within_floor(space=space, intent=intent, floor=floor)
-    judgement = judge(utterance, intent, [(str(c.memory.pk), c.memory.content) for c in candidates])
+    judgement = judge(utterance, intent, [c.offered() for c in candidates])
+    if intent.kind == "correction" and intent.states_new_value:
+        # "We're not a bakery, we're a coffee roaster": an update, whoever judged it. Nothing is deleted and
+        # the turn is mined, so the writer supersedes the old memory with the new value and keeps history.
+        judgement = dataclasses.replace(judgement, is_forget_request=False, delete_ids=[])
     chosen_ids = set(judgement.delete_ids) if judgement.is_forget_request else set()
     # Only ids that code offered, nearest first, never more than the limit.
     chosen = [c for c in candidates if str(c.memory.pk) in chosen_ids]

@@ -144,14 +144,98 @@ EXPLICIT_FORGET = {
     "ja": "忘れてください, 忘れて下さい, 忘れてほしい, 削除してください, 削除して下さい, 消してください, 覚えないでください",
 }
 CORRECTION = {
-    "en": "that's not, that is not, not my company, not our company, we don't, we do not, i don't, i do not, that's wrong, that is wrong, incorrect, not true, we never, no longer",
-    "ru": "это не, не моя компания, не наша компания, мы не, я не, неправда, неверно, больше не",
-    "cs": "to není, není moje firma, není naše firma, neděláme, nejsme, to je špatně, už ne",
+    "en": "that's not, that is not, not my company, not our company, isn't my company, isn't our company, is not my company, we don't, we do not, i don't, i do not, that's wrong, that is wrong, incorrect, not true, we never, no longer, we're not, we are not",
+    "ru": "это не, не моя компания, не наша компания, мы не, я не, неправда, неверно, больше не, уже не",
+    "cs": "to není, není moje firma, není naše firma, není moje, není naše, neděláme, nejsme, nebydlím, nebydlíme, to je špatně, už ne, už nebydlím, už nebydlíme",
     "de": "das ist nicht, nicht meine firma, nicht unsere firma, wir machen kein, machen das nicht, wir haben keine, das stimmt nicht, nicht mehr",
-    "es": "eso no es, no es mi empresa, no es nuestra empresa, no hacemos, no tenemos, eso es incorrecto, ya no",
+    "es": "eso no es, no es mi empresa, no es nuestra empresa, no hacemos, no tenemos, no somos, no soy, no vivo, no vivimos, eso es incorrecto, ya no",
     "fr": "ce n'est pas, pas mon entreprise, pas notre entreprise, nous ne, je ne, c'est faux, plus de",
-    "ja": "違います, ではありません, じゃない, ではない, していません, 作っていません, もうない",
+    "ja": "違います, ではありません, じゃない, ではない, していません, 作っていません, 住んでいません, もうない",
 }
+# What a forget request may name instead of the words of the memory ("forget my phone number" for
+# "My phone number is +420 …"). Per attribute: ``asks`` are the request words (matched at a word's
+# start, so "адрес" also matches "адреса"; substrings in Japanese), ``states`` the words of a
+# statement of that attribute (same matching), ``value`` a value the statement must carry
+# ("phone": a phone number, "email": an e-mail address) — a preference that merely mentions a phone
+# is not a phone number. The first attribute whose request word occurs wins, so "email address"
+# is an e-mail, not a residence.
+FORGET_ATTRIBUTES = {
+    "email": {
+        "asks": {
+            "en": "email, e-mail", "ru": "почт, email, e-mail, имейл", "ja": "メール",
+            "cs": "e-mail, email, mail", "es": "correo, email, e-mail", "de": "e-mail, email", "fr": "e-mail, courriel",
+        },
+        "states": {}, "value": "email",
+    },
+    "phone": {
+        "asks": {
+            "en": "phone, mobile number, cell number, telephone", "ru": "телефон, мобильн",
+            "ja": "電話, 携帯", "cs": "telefon, mobil", "es": "teléfono, móvil, celular",
+            "de": "telefon, handy", "fr": "téléphone, portable",
+        },
+        "states": {}, "value": "phone",
+    },
+    "allergy": {
+        "asks": {
+            "en": "allerg", "ru": "аллерг", "ja": "アレルギー", "cs": "alergi, alergic", "es": "alergi, alérgic",
+            "de": "allergi", "fr": "allergi",
+        },
+        "states": {
+            "en": "allerg", "ru": "аллерг", "ja": "アレルギー", "cs": "alergi, alergic", "es": "alergi, alérgic",
+            "de": "allergi", "fr": "allergi",
+        },
+        "value": "",
+    },
+    "residence": {
+        "asks": {
+            "en": "address, city, town, where i live, hometown, home town, residence",
+            "ru": "адрес, город, где я живу, место жительства, проживани",
+            "ja": "住所, 住んでいる, 住まい",
+            "cs": "adres, měst, bydliště, kde bydlím",
+            "es": "dirección, domicilio, ciudad, dónde vivo",
+            "de": "adresse, stadt, wohnort", "fr": "adresse, ville, domicile",
+        },
+        "states": {
+            "en": "live in, living in, lived in, moved to, move to, address, reside, home is in",
+            "ru": "живу, живём, живем, жила, жил, переехал, адрес, проживаю",
+            "ja": "住んで, 住所, 引っ越, 在住",
+            "cs": "bydlím, bydlíme, bydlel, přestěhoval, adres",
+            "es": "vivo en, vivimos en, vivía en, me mudé, nos mudamos, dirección, domicilio",
+            "de": "wohne, wohnen, umgezogen, adresse", "fr": "habite, habitons, déménagé, adresse",
+        },
+        "value": "",
+    },
+    "name": {
+        "asks": {
+            "en": "my name", "ru": "моё имя, мое имя, имя", "ja": "名前", "cs": "jméno, jména", "es": "mi nombre",
+            "de": "meinen namen, mein name", "fr": "mon nom",
+        },
+        "states": {
+            "en": "my name is, call me", "ru": "меня зовут, моё имя, мое имя", "ja": "名前は, と申します",
+            "cs": "jmenuji se, jmenuju se, mé jméno", "es": "me llamo, mi nombre es",
+            "de": "ich heiße, mein name ist", "fr": "je m'appelle, mon nom est",
+        },
+        "value": "",
+    },
+}  # fmt: skip
+# Words around an attribute that name no value ("my phone NUMBER", "the NOTE about my allergy").
+ATTRIBUTE_FILLERS = {
+    "en": "number, note, info, information, details, data, everything, what you know, new, current, electronic",
+    "ru": "номер, запись, информаци, данные, всё, все, что вы знаете, нов, текущ, электронн",
+    "ja": "番号, 情報, メモ, データ, 新しい, 今の",
+    "cs": "čísl, poznámk, informac, údaj, všechno, co víte, nov, současn, elektronick",
+    "es": "número, nota, información, datos, todo, lo que sabe, nuev, actual, electrónic",
+    "de": "nummer, notiz, informationen, daten, neue", "fr": "numéro, note, informations, données, nouvel",
+}  # fmt: skip
+# "Forget my OLD address": the request names a value that is no longer current; it never takes the current one.
+OLD_VALUE = {
+    "en": "old, previous, former, earlier, outdated",
+    "ru": "стар, прежн, предыдущ, бывш",
+    "ja": "古い, 前の, 以前の, 旧",
+    "cs": "star, předchozí, dřívější, bývalý, bývalou, původní",
+    "es": "antigu, anterior, vieja, viejo",
+    "de": "alte, alten, vorherige, frühere", "fr": "ancien, précédent",
+}  # fmt: skip
 # Words right before a forget verb that make it a statement or its opposite, not a request:
 # "don't forget our renewal", "we never forget a deadline", "не забудьте".
 NOT_A_REQUEST_BEFORE = {

@@ -212,7 +212,12 @@ def test_the_model_judges_but_code_bounds_what_it_may_delete(client_a, space_a, 
         vans_id, furniture_id = ids["We run a fleet of four vans."], ids["Our company makes furniture."]
     # The model asks to delete everything, including a memory code never offered it.
     openai_engines.scripts["forget_judgement"] = [
-        {"is_forget_request": True, "delete_ids": [furniture_id, vans_id], "confirmation": "Deleted everything!"}
+        {
+            "is_forget_request": True,
+            "request_quote": "We don't make furniture",
+            "delete_ids": [furniture_id, vans_id],
+            "confirmation": "Deleted everything!",
+        }
     ]
     body = say(client_a, space_a, "We don't make furniture.", session="c")
     assert [f["content"] for f in body["forgotten"]] == ["Our company makes furniture."]
