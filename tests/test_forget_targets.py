@@ -17,8 +17,8 @@ import pytest
 from django.urls import reverse
 
 from memory.digests import keyword_digests, topic_digest
-from memory.embeddings import get_embedder
 from memory.models import DeletionAudit, Memory, Turn
+from memory.space_vectors import embed_for_space
 from memory.text_analysis import search_tokens
 from tenants import scope
 
@@ -42,7 +42,7 @@ def forget_endpoint(client, space, utterance, **extra):
 
 def store(space, *contents, topic=""):
     """Memories written the way imports write them (the extractor is not what these tests are about)."""
-    vectors = get_embedder().embed(list(contents))
+    vectors = embed_for_space(space.id, list(contents))
     rows = []
     with scope.tenant_scope(space.tenant_id, space):
         for text, vector in zip(contents, vectors, strict=True):
