@@ -27,15 +27,7 @@ from pgvector.django import CosineDistance
 
 from memory.digests import keyword_digests, topic_digest
 from memory.grounding import Grounded
-from memory.merge_rule import (
-    is_correction,
-    is_restatement,
-    is_update,
-    key_terms,
-    negated_values,
-    same_subject,
-    states_negated_value,
-)
+from memory.merge_rule import is_restatement, key_terms, supersession
 from memory.models import Memory, Message, Session, Turn
 from memory.text_analysis import normalise, search_tokens
 
@@ -133,12 +125,10 @@ class MemoryWriter:
         )
         # The correction's words must be the customer's: the quote grounding found in their message.
         source = entry.quote if normalise(entry.quote) in normalise(self.message.content or "") else entry.content
-        negated = negated_values(source) if is_correction(source) else set()
         for old in neighbours:
-            if negated and same_subject(old.content, entry.content) and states_negated_value(old.content, negated):
-                return old, "correction"
-            if is_update(old.content, entry.content):
-                return old, "correction" if is_correction(source) else "update"
+            reason = supersession(old.content, entry.content, source)
+            if reason:
+                return old, reason
         return None, ""
 
     def create_or_update(self, grounded: Grounded, topic_key: str) -> Memory:

@@ -59,7 +59,8 @@ CONCEPTS = {
     "located": "office based base headquarters офис базироваться kancelář sídlit sídlo sídlíme oficina ubicar ubicado "
                "büro sitz bureau 事務 務所",
     "staff": "employee staff worker people person team сотрудник человек работник штат zaměstnanec lidé lidi "
-             "pracovník empleado trabajador persona plantilla mitarbeiter beschäftigte employé salarié 従業 業員 社員",
+             "lidí člověk pracovník empleado trabajador persona plantilla mitarbeiter beschäftigte employé salarié "
+             "従業 業員 社員",
     "renew": "renewal renew продление продлевать obnova obnovovat renovación renovar verlängerung verlängern "
              "renouvellement renouveler 更新",
     "ship": "ship deliver delivery доставлять доставка dodávat dodáváme vozit vozíme dodávka envío enviar enviamos "
@@ -102,7 +103,7 @@ ATTRIBUTES = {
     "phone": "phone mobile number телефон номер telefon číslo teléfono móvil handy téléphone 電話",
     "email": CONCEPTS["email"],
     "budget": "budget spend бюджет rozpočet presupuesto 予算",
-    "age": "age old лет возраст let věk años edad alt âge 歳",
+    "age": "age old turned лет возраст let věk años edad alt âge 歳",
     "renewal": CONCEPTS["renew"],
     "business": "bakery roaster shop café cafe restaurant store studio agency пекарня кофейня магазин ресторан "
                 "pekárna pražírna obchod kavárna panadería tostador tienda cafetería bäckerei rösterei "
@@ -309,13 +310,24 @@ def is_update(old_text: str, new_text: str) -> bool:
     language = detect_language(new_text)
     if detect_language(old_text) != language:
         return False
-    old_terms = {t for t in key_terms(old_text, language) if not t.isdigit()}
-    new_terms = {t for t in key_terms(new_text, language) if not t.isdigit()}
-    names = value_classes(old_text)["name"] | value_classes(new_text)["name"]
-    old_terms, new_terms = old_terms - names, new_terms - names
+    old_terms, new_terms = _attribute_terms(old_text, language), _attribute_terms(new_text, language)
     if not old_terms or not new_terms:
         return False
     return len(old_terms & new_terms) / len(old_terms | new_terms) >= 0.34
+
+
+def _attribute_terms(text: str, language: str) -> set[str]:
+    """Key terms without the values: what the statement says something about."""
+    values = value_classes(text, language)
+    plain = values["number"] | values["month"] | values["weekday"]
+    return {
+        t
+        for t in key_terms(text, language)
+        if not t.isdigit()
+        and t not in plain
+        and not any(same_name(t, name) for name in values["name"])
+        and not (t.endswith("s") and t[:-1] in plain)
+    }
 
 
 def is_correction(text: str) -> bool:
@@ -352,3 +364,18 @@ def states_negated_value(old_text: str, negated: set[str]) -> bool:
     if language in ("ja", "zh", "ko"):
         return any(n in old_text for n in negated)
     return any(n in terms or any(same_name(n, t) for t in terms if len(t) >= 4 and len(n) >= 4) for n in negated)
+
+
+def supersession(old_text: str, new_text: str, source: str | None = None) -> str:
+    """Why ``new_text`` replaces ``old_text`` as current ("correction" or "update"), or "" when both stay.
+
+    ``source`` is the customer's own words the new entry comes from: only they can make it a correction.
+    """
+    source = source or new_text
+    correcting = is_correction(source)
+    negated = negated_values(source) if correcting else set()
+    if negated and same_subject(old_text, new_text) and states_negated_value(old_text, negated):
+        return "correction"
+    if is_update(old_text, new_text):
+        return "correction" if correcting else "update"
+    return ""

@@ -185,7 +185,8 @@ def is_reaction(sentence: str, language: str) -> bool:
 def _is_reaction_in(sentence: str, language: str) -> bool:
     text = normalise(sentence)
     if _has_any("COMPLIMENTS", text, language) and not value_terms(sentence, language):
-        return True
+        if not _speaks_of_self(text, language):
+            return True  # "Your support really means a lot"; "Thanks, I live in Leeds" is still a fact
     remainder = text
     for phrase in sorted(_phrases("REACTIONS", language), key=len, reverse=True):
         if language == "ja":
@@ -263,10 +264,13 @@ def topic_of(sentence: str, language: str) -> str:
     """A short topic name from the sentence's own words (the same words give the same topic)."""
     markers = _marker_terms(language)
     if language in ("ja", "zh"):
+        places = proper_names(sentence, language)
         runs = [
             r
             for r in _CJK_NOUN_RUN.findall(sentence)
-            if r not in _words("FIRST_PERSON", "ja") and not any(m in r or r in m for m in markers)
+            if r not in _words("FIRST_PERSON", "ja")
+            and not any(m in r or r in m for m in markers)
+            and not any(p in r for p in places)
         ]
         return runs[-1] if runs else ""
     values = value_terms(sentence, language)

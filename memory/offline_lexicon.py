@@ -64,13 +64,13 @@ REACTIONS = {
 }
 # Phrases of thanks and praise for the agent: not a fact even with a content word ("Your support means a lot").
 COMPLIMENTS = {
-    "en": "means a lot, means so much, you're the best, you are the best, so kind of you, appreciate, thank you, thanks, great help, so helpful",
-    "ru": "очень помогли, спасибо, благодарю, вы лучшие, очень ценю",
-    "cs": "moc děkuji, děkuji, díky, moc jste pomohli, jste skvělí, vážím si",
+    "en": "means a lot, means so much, you're the best, you are the best, so kind of you, appreciate, thank you, thanks, great help, so helpful, congrats, congratulations",
+    "ru": "очень помогли, спасибо, благодарю, вы лучшие, очень ценю, поздравляю",
+    "cs": "moc děkuji, děkuji, díky, moc jste pomohli, jste skvělí, vážím si, gratuluji",
     "de": "danke, vielen dank, sehr hilfreich, das bedeutet mir viel",
-    "es": "gracias, significa mucho, muy amable, son los mejores, lo agradezco",
+    "es": "gracias, significa mucho, muy amable, son los mejores, lo agradezco, felicidades, enhorabuena",
     "fr": "merci, ça compte beaucoup, très gentil, vous êtes les meilleurs",
-    "ja": "ありがとう, 感謝, 助かりました, 心強い",
+    "ja": "ありがとう, 感謝, 助かりました, 心強い, おめでとう",
 }
 # "…, and I …": a conjunction that opens a second statement about the customer (split into two entries).
 CLAUSE_JOINERS = {

@@ -202,6 +202,7 @@ NUMBER_WORD_DIGITS = {
     "dos": "2", "tres": "3", "cuatro": "4", "cinco": "5", "seis": "6", "deux": "2", "trois": "3",
     "quatre": "4", "cinq": "5",
 }  # fmt: skip
+PARTITIVE = {"of", "из", "z", "de", "von", "d'"}
 _JA_NAMED_PLACE = re.compile(r"([\u4e00-\u9fff]{2,}|[\u30a0-\u30ff]{2,})(?=に|で|へ|から|出身)")
 _JA_TIME_PREFIX = re.compile(r"^(?:先月|先週|昨日|今日|今月|来月|去年|今年|最近|現在|今は|今)+")
 _JA_MONTH = re.compile(r"(\d{1,2})月")
@@ -230,7 +231,7 @@ def proper_names(text: str, language: str | None = None) -> set[str]:
             if not before or before.endswith((":", "—", "-")) and len(before) < 20:
                 continue  # the first word of a sentence or clause is capitalised anyway
             word = match.group(1).lower()
-            if word in stop_words(language) or word in MONTHS or word in WEEKDAYS:
+            if word in stop_words(language) or word in MONTHS or word in WEEKDAYS or word.rstrip("s") in WEEKDAYS:
                 continue
             names.add(word)  # as written: lemmatisers mangle names ("Brně" → "brnět"); see same_name
     return names
@@ -246,8 +247,12 @@ def value_classes(text: str, language: str | None = None) -> dict[str, set[str]]
     language = language or detect_language(text)
     numbers = set(re.findall(r"\d+", unicodedata.normalize("NFKC", text)))
     months, weekdays = set(), set()
-    for word in words(text):
+    tokens = words(text)
+    for position, word in enumerate(tokens):
         base = lemma(word, language)
+        following = tokens[position + 1] if position + 1 < len(tokens) else ""
+        if word in NUMBER_WORD_DIGITS and following in PARTITIVE:
+            continue  # "one of our vans" counts nothing
         if word in NUMBER_WORD_DIGITS:
             numbers.add(NUMBER_WORD_DIGITS[word])
         elif word in MONTHS or base in MONTHS:

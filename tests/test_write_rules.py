@@ -230,3 +230,38 @@ def test_another_tenant_cannot_restore_a_memory(client_a, client_b, space_a, spa
     assert client_b.post(restore_url(space_a, old.id)).status_code == 404
     assert client_b.post(restore_url(space_b, old.id)).status_code == 404
     assert current(space_a) == ["I moved to York."]
+
+
+def console_login(client, tenant, role, username):
+    from tenants.tenant_admin import create_operator
+
+    membership = create_operator(tenant=tenant, username=username, password="a-long-password", role=role)
+    client.force_login(membership.user)
+
+
+def test_an_operator_restores_an_earlier_version_from_the_space_page(client, client_a, tenant_a, space_a):
+    say(client_a, space_a, "We have 12 employees.", "s1")
+    say(client_a, space_a, "We have 15 employees now.", "s2")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        old = Memory.objects.get(kind="fact", superseded_by__isnull=False)
+    console_login(client, tenant_a, "operator", "olga")
+    page = client.get(f"/console/spaces/{space_a.external_id}/").content.decode()
+    restore = f"/console/spaces/{space_a.external_id}/memories/{old.id}/restore/"
+    assert restore in page and "We have 12 employees." in page and "update" in page
+    assert client.post(restore).status_code == 302
+    assert current(space_a) == ["We have 12 employees."]
+    assert client.post(restore).status_code == 302  # already current: a message, nothing changes
+    assert current(space_a) == ["We have 12 employees."]
+
+
+def test_support_and_other_tenants_cannot_restore_from_the_console(client, client_a, tenant_a, tenant_b, space_a):
+    say(client_a, space_a, "We have 12 employees.", "s1")
+    say(client_a, space_a, "We have 15 employees now.", "s2")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        old = Memory.objects.get(kind="fact", superseded_by__isnull=False)
+    restore = f"/console/spaces/{space_a.external_id}/memories/{old.id}/restore/"
+    console_login(client, tenant_a, "support", "sam")
+    assert client.post(restore).status_code == 403
+    console_login(client, tenant_b, "operator", "bob")
+    assert client.post(restore).status_code == 404
+    assert current(space_a) == ["We have 15 employees now."]
