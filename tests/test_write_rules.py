@@ -265,3 +265,40 @@ def test_support_and_other_tenants_cannot_restore_from_the_console(client, clien
     console_login(client, tenant_b, "operator", "bob")
     assert client.post(restore).status_code == 404
     assert current(space_a) == ["We have 15 employees now."]
+
+
+def model_entry(content, topic, quote=None):
+    return {"kind": "fact", "content": content, "topic": topic, "importance": 0.6, "keywords": [],
+            "quote": quote or content.rstrip("."), "event_days_ago": None}  # fmt: skip
+
+
+def test_a_models_shared_topic_key_supersedes_nothing(client_a, space_a, openai_engines):
+    openai_engines.replies = [
+        {"entries": [model_entry("I hope to build my own family.", "family")]},
+        {"entries": [model_entry("This is a big move towards my goal of having a family.", "family")]},
+    ]
+    say(client_a, space_a, "I hope to build my own family.", "s1")
+    body = say(client_a, space_a, "This is a big move towards my goal of having a family.", "s2")
+    assert body["superseded"] == []
+    assert len(current(space_a)) == 2
+
+
+def test_a_model_cannot_supersede_the_customers_fact_with_one_about_someone_else(client_a, space_a, openai_engines):
+    openai_engines.replies = [
+        {"entries": [model_entry("I live in Leeds.", "residence")]},
+        {"entries": [model_entry("My sister lives in Paris.", "residence")]},
+    ]
+    say(client_a, space_a, "I live in Leeds.", "s1")
+    body = say(client_a, space_a, "My sister lives in Paris.", "s2")
+    assert body["superseded"] == []
+    assert "I live in Leeds." in current(space_a)
+
+
+def test_a_merge_that_rewrites_the_wording_keeps_the_earlier_one(client_a, space_a):
+    say(client_a, space_a, "Always call before delivery.", "s1")
+    say(client_a, space_a, "Always call before delivery, at least an hour ahead.", "s2")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        [instruction] = Memory.objects.filter(kind="instruction", superseded_by__isnull=True)
+        earlier = Memory.objects.filter(kind="instruction", superseded_by=instruction)
+        assert instruction.mention_count == 2
+        assert [(m.content, m.superseded_reason) for m in earlier] == [("Always call before delivery.", "merged")]
