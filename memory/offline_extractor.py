@@ -298,7 +298,7 @@ def _verbs_after_subject(sentence: str, language: str) -> set[str]:
     from memory.text_analysis import lemma
 
     tokens = words(sentence)
-    pronouns = _words("FIRST_PERSON", language)
+    pronouns = _words("SUBJECT_PRONOUNS", language)
     verbs: set[str] = set()
     if language in lexicon.FIRST_PERSON_VERB_ENDINGS and tokens:
         verbs.add(lemma(tokens[0], language))  # pro-drop: the statement opens with its verb
