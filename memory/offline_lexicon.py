@@ -82,7 +82,15 @@ CLAUSE_JOINERS = {
     "fr": "et, mais",
 }
 # Subject pronouns: the word after one is the statement's verb ("I prefer email"), never its topic.
-SUBJECT_PRONOUNS = {"en": "i we", "ru": "я мы", "cs": "já my", "de": "ich wir", "es": "yo nosotros nosotras", "fr": "je nous", "ja": ""}
+SUBJECT_PRONOUNS = {
+    "en": "i we",
+    "ru": "я мы",
+    "cs": "já my",
+    "de": "ich wir",
+    "es": "yo nosotros nosotras",
+    "fr": "je nous",
+    "ja": "",
+}
 # Words that are never a topic on their own: verbs and fillers customers use around the subject.
 NOT_A_TOPIC = {
     "en": "answer prefer arrive change sentence like want need hope think know feel love live move moved run work use get make go come say tell try start plan let see look keep call send give take find help happen wish guess mean thing lot way time really just now",
