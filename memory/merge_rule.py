@@ -29,6 +29,7 @@ import re
 from functools import lru_cache
 
 from memory.text_analysis import (
+    NUMBER_WORD_DIGITS,
     content_terms,
     detect_language,
     lemma,
@@ -94,7 +95,8 @@ ATTRIBUTES = {
                  "переехать переезжать адрес город квартира bydlet bydlím bydlíme přestěhovat adresa město byt "
                  "vivir vivo vivimos mudar mudarse dirección ciudad piso wohnen umziehen adresse stadt habiter "
                  "déménager adresse ville 住ん 住所 引っ越 在住 住み",
-    "staff": CONCEPTS["staff"] + " 名い 人で",
+    "staff": "employee staff worker сотрудник работник штат zaměstnanec pracovník empleado trabajador plantilla "
+             "mitarbeiter beschäftigte employé salarié 従業 業員 社員 スタッフ",
     "fleet": "van vans vehicle truck car fleet фургон машина грузовик автомобиль автопарк dodávka auto vůz "
              "furgoneta vehículo camión flota fahrzeug lieferwagen véhicule camion バン 車両 トラック",
     "plan": "plan subscription tier package тариф план подписка tarif plán předplatné suscripción tarifa abo "
@@ -105,18 +107,23 @@ ATTRIBUTES = {
     "budget": "budget spend бюджет rozpočet presupuesto 予算",
     "age": "age old turned лет возраст let věk años edad alt âge 歳",
     "renewal": CONCEPTS["renew"],
-    "business": "bakery roaster shop café cafe restaurant store studio agency пекарня кофейня магазин ресторан "
-                "pekárna pražírna obchod kavárna panadería tostador tienda cafetería bäckerei rösterei "
-                "boulangerie torréfacteur パン屋 焙煎 カフェ",
+}  # fmt: skip
+# Words that date a statement rather than say what it is about.
+TIME_WORDS = {
+    "month", "week", "year", "day", "today", "yesterday", "now", "last", "ago", "месяц", "неделя", "год",
+    "вчера", "сегодня", "теперь", "прошлый", "měsíc", "týden", "rok", "včera", "dnes", "minulý", "teď", "mes",
+    "semana", "año", "ayer", "hoy", "pasado", "ahora", "先月", "先週", "昨日", "今日", "去年", "最近",
 }  # fmt: skip
 # Someone other than the customer: a statement about them is never an update of one about the customer.
+# Only the statement's subject counts (its first words): "I live in Leeds with my partner" is about the customer.
 OTHER_PEOPLE = (
     "sister brother wife husband son daughter friend mother mom mum father dad colleague boss partner kid child "
     "children neighbour neighbor cousin aunt uncle grandma grandpa сестра брат жена муж сын дочь друг подруга мама "
     "папа отец мать коллега начальник sestra bratr manželka manžel syn dcera kamarád kamarádka přítel máma táta "
     "otec matka kolega šéf hermana hermano esposa esposo marido hijo hija amigo amiga madre padre colega jefe "
     "schwester bruder frau mann sohn tochter freund mutter vater kollege sœur frère femme mari fils fille ami amie "
-    "mère père 姉 妹 兄 弟 妻 夫 息子 娘 友達 友人 母 父 同僚 上司"
+    "mère père niece nephew grandson granddaughter племянница племянник neteř synovec sobrina sobrino "
+    "姉 妹 兄 弟 妻 夫 息子 娘 友達 友人 母 父 同僚 上司 姪 甥"
 ).split()
 
 # Words that say the customer is correcting something said before ("Correction:", "actually").
@@ -278,10 +285,13 @@ def attributes_of(text: str, language: str | None = None) -> set[str]:
 
 
 def others_named(text: str) -> set[str]:
-    """The other people a statement is about ("my sister"), by their relation word."""
+    """The other people a statement is about ("my sister …"), by the relation word among its first words."""
     lowered = normalise(text)
-    found = {w for w in OTHER_PEOPLE if not w.isascii() and len(w) <= 2 and w in lowered}
-    for word in words(lowered):
+    if detect_language(text) in ("ja", "zh", "ko"):
+        head = re.split(r"[はがも]", lowered, maxsplit=1)[0]
+        return {w for w in OTHER_PEOPLE if not w.isascii() and w in head}
+    found = set()
+    for word in words(lowered)[:3]:
         for other in OTHER_PEOPLE:
             inflected = len(other) >= 4 and word.startswith(other[:4]) and len(word) - len(other) <= 3
             if len(other) > 2 and (word == other or inflected):
@@ -305,13 +315,22 @@ def is_update(old_text: str, new_text: str) -> bool:
     if not values_conflict(old_text, new_text) or not same_subject(old_text, new_text):
         return False
     old_attributes, new_attributes = attributes_of(old_text), attributes_of(new_text)
+    language, old_language = detect_language(new_text), detect_language(old_text)
+    old_terms, new_terms = _attribute_terms(old_text, old_language), _attribute_terms(new_text, language)
     if old_attributes or new_attributes:
-        return bool(old_attributes & new_attributes)
-    language = detect_language(new_text)
-    if detect_language(old_text) != language:
-        return False
-    old_terms, new_terms = _attribute_terms(old_text, language), _attribute_terms(new_text, language)
-    if not old_terms or not new_terms:
+        shared = old_attributes & new_attributes
+        if not shared:
+            return False
+        if old_language != language:
+            return True  # across languages only the attribute and the value can be compared
+        # What else each says must not name two different things ("a kitten called Pepper" is not
+        # "an apprentice called Jess"): the rest overlaps, or one of them says nothing else.
+        attribute_words = {w for name in shared for w in ATTRIBUTES[name].split()}
+        attribute_words |= {lemma(w, language) for w in attribute_words}
+        old_rest = {t for t in old_terms if t not in attribute_words and t not in TIME_WORDS}
+        new_rest = {t for t in new_terms if t not in attribute_words and t not in TIME_WORDS}
+        return not old_rest or not new_rest or bool(old_rest & new_rest)
+    if old_language != language or not old_terms or not new_terms:
         return False
     return len(old_terms & new_terms) / len(old_terms | new_terms) >= 0.34
 
@@ -325,6 +344,7 @@ def _attribute_terms(text: str, language: str) -> set[str]:
         for t in key_terms(text, language)
         if not t.isdigit()
         and t not in plain
+        and t not in NUMBER_WORD_DIGITS
         and not any(same_name(t, name) for name in values["name"])
         and not (t.endswith("s") and t[:-1] in plain)
     }

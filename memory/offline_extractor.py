@@ -171,7 +171,8 @@ def split_clauses(sentence: str, language: str) -> list[str]:
     if pattern is None:
         return [sentence]
     parts = [p.strip() for p in pattern.split(sentence)]
-    return [p for p in parts if p] if all(len(words(p)) >= 2 for p in parts) else [sentence]
+    # Each part must be a statement of its own, not a trailing noun ("… with my partner and our dog").
+    return [p for p in parts if p] if all(len(words(p)) >= 3 for p in parts) else [sentence]
 
 
 def is_reaction(sentence: str, language: str) -> bool:
