@@ -266,6 +266,8 @@ ENGRAM_MODEL_TIMEOUT_SECONDS = float(os.environ.get("ENGRAM_MODEL_TIMEOUT_SECOND
 ENGRAM_MODEL_MAX_RETRIES = int(os.environ.get("ENGRAM_MODEL_MAX_RETRIES", "2"))
 # A turn whose model or embedding call fails is retried with exponential backoff, this many times.
 ENGRAM_TURN_MAX_ATTEMPTS = int(os.environ.get("ENGRAM_TURN_MAX_ATTEMPTS", "6"))
+# How many memories one turn may supersede; further updates are written beside the old values.
+ENGRAM_TURN_MAX_SUPERSESSIONS = int(os.environ.get("ENGRAM_TURN_MAX_SUPERSESSIONS", "3"))
 ENGRAM_TURN_RETRY_BASE_SECONDS = float(os.environ.get("ENGRAM_TURN_RETRY_BASE_SECONDS", "5"))
 
 # Key of the deletion audit's content digests (base64 of 32 bytes). Without it the digests are

@@ -14,6 +14,7 @@ urlpatterns = [
     path("spaces/", views.space_list, name="spaces"),
     path("spaces/<str:external_id>/", views.space_detail, name="space"),
     path("spaces/<str:external_id>/memories/<uuid:memory_id>/delete/", views.memory_delete, name="memory-delete"),
+    path("spaces/<str:external_id>/memories/<uuid:memory_id>/restore/", views.memory_restore, name="memory-restore"),
     path("spaces/<str:external_id>/episodes/add/", episode_views.episode_add, name="episode-add"),
     path(
         "spaces/<str:external_id>/episodes/<uuid:episode_id>/delete/",

@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from config.api_errors import Conflict
 from console.access import AUDIT_ROLES, OPERATOR_ROLES, console_view, may_read_memory_text, may_see_distances
 from console.charts import bar_chart
 from console.dashboards import overview as overview_numbers
@@ -96,7 +97,15 @@ def _memory_row(memory: Memory, show_text: bool) -> dict:
         "mentions": memory.mention_count,
         "session": memory.source_session.external_id if memory.source_session else "",
         "updated_at": memory.updated_at,
-        "history": [{"content": h.content if show_text else None, "created_at": h.created_at} for h in history],
+        "history": [
+            {
+                "id": h.id,
+                "content": h.content if show_text else None,
+                "created_at": h.created_at,
+                "reason": h.superseded_reason,
+            }
+            for h in history
+        ],
     }
 
 
@@ -130,6 +139,22 @@ def memory_delete(request, external_id, memory_id):
         return redirect("console:space", external_id=space.external_id)
     history = memory_edits.history_of(memory)
     return render(request, "console/memory_delete.html", {"space": space, "memory": memory, "history": history})
+
+
+@console_view(roles=OPERATOR_ROLES)
+def memory_restore(request, external_id, memory_id):
+    """POST: make an earlier version current again, through the same service as the API."""
+    space = _space(request, external_id)
+    memory = memory_edits.find_memory(space=space, memory_id=memory_id)
+    if request.method != "POST":
+        return redirect("console:space", external_id=space.external_id)
+    try:
+        memory_edits.restore_memory(memory=memory)
+    except Conflict as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "The earlier version is current again; the newer one is kept in its history.")
+    return redirect("console:space", external_id=space.external_id)
 
 
 @console_view(roles=AUDIT_ROLES)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.harness import git_revision, machine_line, setup_django, throwaway_database
-from eval import forget_requests
+from eval import forget_requests, write_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "eval" / "data"
@@ -709,8 +709,11 @@ def main() -> None:
         extraction = evaluate_extraction(tenant)
         progress("relationship growth (100 sessions)…")
         growth = evaluate_growth(tenant)
+        progress("write rules (issue 16)…")
+        write_rule_results = write_rules.evaluate(tenant, defaults["dedup_distance"])
     write_report(dedup, recall_result, forget, extraction, growth, defaults, time.perf_counter() - started, engines)
     forget_requests.append_report(REPORT, forget_requests_result, defaults["forget_floor"])
+    REPORT.write_text(REPORT.read_text() + "\n".join(write_rules.report_lines(write_rule_results)))
     progress(
         f"wrote {REPORT.relative_to(ROOT)}: dedup optimum {dedup['chosen']['threshold']}, "
         f"recall optimum {recall_result['chosen']['threshold']}, forget optimum {forget['chosen']['threshold']}"

@@ -237,6 +237,21 @@ class MemoryHistory(APIView):
         return Response(MemoryOutput(memory_edits.history_of(memory), many=True).data)
 
 
+class MemoryRestore(APIView):
+    required_scopes = {"POST": ADMIN}
+
+    @extend_schema(
+        request=None,
+        responses={200: MemoryOutput},
+        description="Make an earlier (superseded) version current again; the version that replaced it becomes "
+        "its history. 409 when the memory is already current.",
+    )
+    def post(self, request, external_id, memory_id):
+        space = space_in_scope(request, external_id)
+        memory = memory_edits.find_memory(space=space, memory_id=memory_id)
+        return Response(MemoryOutput(memory_edits.restore_memory(memory=memory)).data)
+
+
 class Recall(APIView):
     required_scopes = {"POST": READ}
 

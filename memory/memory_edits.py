@@ -6,9 +6,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
 
+from config.api_errors import Conflict
 from memory.digests import topic_digest
 from memory.extraction import Candidate
-from memory.memory_writer import index_digests
+from memory.memory_writer import index_digests, lock_space
 from memory.models import Memory
 from memory.space_vectors import embed_for_space
 
@@ -35,12 +36,42 @@ def find_memory(*, space, memory_id) -> Memory:
 
 def history_of(memory: Memory) -> list[Memory]:
     """The memory and the versions it superseded, newest first."""
-    chain, frontier = [memory], [memory.pk]
+    chain, frontier, seen = [memory], [memory.pk], {memory.pk}
     while frontier:
-        older = list(Memory.objects.filter(superseded_by__in=frontier).order_by("-created_at"))
+        rows = Memory.objects.filter(superseded_by__in=frontier).order_by("-created_at")
+        older = [m for m in rows if m.pk not in seen]
         chain.extend(older)
+        seen.update(m.pk for m in older)
         frontier = [m.pk for m in older]
     return chain
+
+
+def current_version_of(memory: Memory) -> Memory:
+    """The active memory at the end of ``memory``'s chain of supersessions."""
+    current, seen = memory, {memory.pk}
+    while current.superseded_by_id is not None and current.superseded_by_id not in seen:
+        seen.add(current.superseded_by_id)
+        current = Memory.objects.get(pk=current.superseded_by_id)
+    return current
+
+
+@transaction.atomic
+def restore_memory(*, memory: Memory) -> Memory:
+    """Make a superseded version current again; the version that replaced it becomes its history.
+
+    Under the space's write lock, so a turn writing at the same moment cannot supersede the version
+    being demoted and leave two current rows.
+    """
+    lock_space(memory.space_id)
+    memory.refresh_from_db()
+    if memory.superseded_by_id is None:
+        raise Conflict("This memory is already current; only an earlier version can be restored.")
+    current = current_version_of(memory)
+    Memory.objects.filter(pk=memory.pk).update(superseded_by=None, superseded_reason="")
+    if current.pk != memory.pk:
+        Memory.objects.filter(pk=current.pk).update(superseded_by=memory, superseded_reason="restored")
+    memory.refresh_from_db()
+    return memory
 
 
 @transaction.atomic

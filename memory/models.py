@@ -91,6 +91,9 @@ class Memory(models.Model):
     superseded_by = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
     )
+    # Why this row is history: "update" or "correction" (a newer statement replaced it), "merged" (the
+    # wording a merge rewrote), "restored" (an operator brought back an older version). Empty while current.
+    superseded_reason = models.CharField(max_length=16, blank=True, default="")
     # Tasks belong to the session they were given in.
     task_session = models.ForeignKey(Session, on_delete=models.CASCADE, null=True, blank=True, related_name="tasks")
     event_at = models.DateTimeField(null=True, blank=True)

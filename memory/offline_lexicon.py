@@ -41,6 +41,66 @@ SMALL_TALK = {
     "ja": "こんにちは, ありがとう, よろしく, おはよう, こんばんは, さようなら, はい、, はい。, 了解, 天気",
 }
 
+# Opening words stripped from stored content: greetings, fillers, discourse markers. Those marked
+# with a trailing "*" are stripped only when a comma, colon or "!" follows ("So, …" but not "So far …").
+LEADING_FILLERS = {
+    "en": "hi*, hello*, hey*, well*, so*, oh*, um*, uh*, yeah*, yes*, ok*, okay*, sorry*, wait*, anyway*, also*, and also*, actually, correction, by the way, btw, just so you know, fyi, in fact, to be honest, oh and, just to let you know",
+    "ru": "привет*, здравствуйте*, ну*, так*, да*, итак*, слушайте*, кстати, вообще-то, на самом деле, поправка, исправление, точнее",
+    "cs": "ahoj*, dobrý den*, no*, tak*, ano*, jo*, mimochodem, vlastně, oprava, přesněji, ve skutečnosti",
+    "de": "hallo*, also*, naja*, ja*, übrigens, eigentlich, korrektur, genauer gesagt",
+    "es": "hola*, bueno*, pues*, oye*, sí*, por cierto, en realidad, de hecho, corrección, mejor dicho",
+    "fr": "bonjour*, salut*, alors*, bon*, oui*, au fait, en fait, correction",
+    "ja": "こんにちは、, こんにちは。, 実は、, 実は, 訂正：, 訂正:, 訂正です。, 訂正、, ところで、, えーと、, あの、, そういえば、",
+}
+# Reactions and compliments: a sentence made only of these (and names) says nothing about the customer.
+REACTIONS = {
+    "en": "yep, yeah, yay, woohoo, wow, haha, lol, omg, awesome, cool, nice, congrats, congratulations, amazing, great job, well done, good luck, so proud, means a lot, means so much, you're the best, love it, sounds great, that's great, that's awesome, so happy for you, totally, exactly, absolutely, sure, of course, really, support",
+    "ru": "ура, вау, класс, круто, поздравляю, молодец, спасибо большое, очень приятно, здорово, конечно, точно, супер",
+    "cs": "jo, jojo, hurá, páni, skvělé, gratuluji, paráda, to je skvělé, jasně, přesně, díky moc",
+    "de": "juhu, wow, toll, klasse, glückwunsch, super, genau, klar",
+    "es": "sí, qué bien, genial, guau, felicidades, enhorabuena, qué bueno, me alegro, claro, exacto",
+    "fr": "ouais, génial, bravo, félicitations, chouette, super, exactement, bien sûr",
+    "ja": "やった, すごい, おめでとう, いいね, 素晴らしい, ありがとう, 嬉しい, なるほど, そうですね",
+}
+# Phrases of thanks and praise for the agent: not a fact even with a content word ("Your support means a lot").
+COMPLIMENTS = {
+    "en": "means a lot, means so much, you're the best, you are the best, so kind of you, appreciate, thank you, thanks, great help, so helpful, congrats, congratulations",
+    "ru": "очень помогли, спасибо, благодарю, вы лучшие, очень ценю, поздравляю",
+    "cs": "moc děkuji, děkuji, díky, moc jste pomohli, jste skvělí, vážím si, gratuluji",
+    "de": "danke, vielen dank, sehr hilfreich, das bedeutet mir viel",
+    "es": "gracias, significa mucho, muy amable, son los mejores, lo agradezco, felicidades, enhorabuena",
+    "fr": "merci, ça compte beaucoup, très gentil, vous êtes les meilleurs",
+    "ja": "ありがとう, 感謝, 助かりました, 心強い, おめでとう",
+}
+# "…, and I …": a conjunction that opens a second statement about the customer (split into two entries).
+CLAUSE_JOINERS = {
+    "en": "and, but",
+    "ru": "и, а, но",
+    "cs": "a, ale",
+    "de": "und, aber",
+    "es": "y, pero",
+    "fr": "et, mais",
+}
+# Subject pronouns: the word after one is the statement's verb ("I prefer email"), never its topic.
+SUBJECT_PRONOUNS = {
+    "en": "i we",
+    "ru": "я мы",
+    "cs": "já my",
+    "de": "ich wir",
+    "es": "yo nosotros nosotras",
+    "fr": "je nous",
+    "ja": "",
+}
+# Words that are never a topic on their own: verbs and fillers customers use around the subject.
+NOT_A_TOPIC = {
+    "en": "answer prefer arrive change sentence like want need hope think know feel love live move moved run work use get make go come say tell try start plan let see look keep call send give take find help happen wish guess mean thing lot way time really just now",
+    "ru": "хотеть думать знать любить жить работать использовать делать сказать вещь раз время очень сейчас теперь",
+    "cs": "chtít myslet vědět mít rád bydlet pracovat používat dělat říct věc čas teď",
+    "de": "wollen denken wissen lieben wohnen arbeiten nutzen machen sagen sache zeit jetzt",
+    "es": "querer pensar saber amar vivir trabajar usar hacer decir cosa vez tiempo ahora",
+    "fr": "vouloir penser savoir aimer habiter travailler utiliser faire dire chose fois temps maintenant",
+}
+
 INSTRUCTION = {
     "en": "always, never, please, don't, do not, make sure, remember to",
     "ru": "всегда, никогда, пожалуйста, не звоните, не пишите, обязательно",

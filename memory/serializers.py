@@ -57,6 +57,7 @@ class MemoryOutput(serializers.ModelSerializer):
             "session_id",
             "event_at",
             "superseded_by",
+            "superseded_reason",
             "created_at",
             "updated_at",
         ]

@@ -13,6 +13,11 @@ urlpatterns = [
         api.MemoryHistory.as_view(),
         name="memory-history",
     ),
+    path(
+        "spaces/<str:external_id>/memories/<uuid:memory_id>/restore",
+        api.MemoryRestore.as_view(),
+        name="memory-restore",
+    ),
     path("spaces/<str:external_id>/recall", api.Recall.as_view(), name="recall"),
     path("spaces/<str:external_id>/forget", api.Forget.as_view(), name="forget"),
     path("spaces/<str:external_id>/episodes", episode_api.EpisodeListCreate.as_view(), name="episode-list"),

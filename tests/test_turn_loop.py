@@ -157,7 +157,8 @@ def test_one_fact_restated_in_five_sessions_is_one_row(client_a, space_a):
         fact = facts[0]
         assert fact.mention_count == 5
         assert fact.source_session.external_id == "session-4"
-        assert fact.content == "We run a fleet of four vans, by the way."
+        # A restatement that adds nothing keeps the established wording (a merge never rewrites silently).
+        assert fact.content == "We run a fleet of four vans."
         assert fact.importance == 0.85  # the highest seen: "always" marked it a hard constraint once
         topic = Memory.objects.get(kind="topic")
         assert topic.mention_count == 5
@@ -167,7 +168,7 @@ def test_importance_only_goes_up_on_merge(client_a, space_a):
     post_turn(client_a, space_a, "We never deliver on Sundays.", session_id="a")
     post_turn(client_a, space_a, "We don't deliver on Sundays.", session_id="b")
     [(kind, content, mentions, importance)] = active_memories(space_a, "fact")
-    assert (content, mentions) == ("We don't deliver on Sundays.", 2)
+    assert (content, mentions) == ("We never deliver on Sundays.", 2)
     assert importance == 0.85
 
 
