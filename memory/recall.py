@@ -25,6 +25,7 @@ from django.db import connection
 from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
+from memory.cross_language import translated_tokens
 from memory.digests import keyword_digests, topic_digest
 from memory.embeddings import EmbeddingUnavailable, get_embedder
 from memory.models import Memory, Message
@@ -223,7 +224,9 @@ def recall(
     for memory in nearest.values():
         entry(memory)
     if settings["hybrid"]:
-        useful = _useful_tokens(space.id, analysis.keywords)
+        # The query's words in the other supported languages count as keywords too: a question in
+        # one language about a fact stated in another shares no token with it (memory/cross_language.py).
+        useful = _useful_tokens(space.id, analysis.keywords | translated_tokens(query))
         if useful:
             matched = RawSQL(
                 "cardinality(ARRAY(SELECT unnest(keyword_digests) INTERSECT SELECT unnest(%s::varchar[])))",
