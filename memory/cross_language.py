@@ -129,7 +129,8 @@ def _concept_tokens() -> tuple[dict[str, tuple[frozenset[str], ...]], ...]:
 
 
 def translated_tokens(query: str) -> set[str]:
-    """Search tokens naming the query's concepts in the other languages (empty when it names none)."""
+    """Search tokens naming the query's concepts in the other languages, and by their other names in
+    its own (empty when it names none)."""
     language = detect_language(query)
     own = search_tokens(query, language)
     if not own:
@@ -138,7 +139,6 @@ def translated_tokens(query: str) -> set[str]:
     for concept in _concept_tokens():
         terms = concept.get(language, ())
         if any(term <= own for term in terms):
-            for other, other_terms in concept.items():
-                if other != language:
-                    added.update(token for term in other_terms for token in term)
+            # Its other names in the query's own language count too ("job" finds "I work as …").
+            added.update(token for other_terms in concept.values() for term in other_terms for token in term)
     return added - own
