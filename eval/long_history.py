@@ -179,6 +179,16 @@ def report_lines(summary: dict, customers: list[dict], elapsed: float) -> list[s
         f"{pct(summary['ungated'][1000])} at 1,000 characters — a diagnostic, not what recall returns: the gate is "
         "what keeps unrelated questions empty (docs/quality.md, Recall).",
         "",
+        *[
+            f"At {budget:,} characters Engram is {'ahead' if e > r else 'behind'} ({pct(e)} against {pct(r)})."
+            for budget, (e, r) in summary["all"].items()
+        ],
+        "Where it falls behind, and why: questions whose answering statement sits just outside the strict bounds "
+        "return nothing (the gate above; in English the answering row is often at 0.14–0.17, where unrelated "
+        "Japanese or Czech questions also sit); “earlier” values are history once superseded and recall shows only "
+        "current rows; raw search wins on plain facts because it always returns the nearest turns. Engram wins on "
+        "“when”: the event dates are resolved from the session date, raw turns only carry the session date.",
+        "",
     ]
     return lines
 

@@ -167,7 +167,8 @@ def run_language(tenant, language: str) -> list[dict]:
         # (a superseded or merged statement is not a deletion: it stays as history or as a mention).
         wrong_deletions = sum(not any(mark in content.lower() for mark in allowed) for content in deleted)
         results.append({"language": language, "session": session, "checks": checks,
-                        "forgotten_returned": forgotten_returned, "wrong_deletions": wrong_deletions})  # fmt: skip
+                        "forgotten_returned": forgotten_returned, "wrong_deletions": wrong_deletions,
+                        "deleted": list(deleted)})  # fmt: skip
     return results
 
 
@@ -213,5 +214,8 @@ def report_lines(result: dict) -> list[str]:
                 f"{pct(sum(c['current_first'] for c in checks) / len(checks))} | "
                 f"{pct(sum(c['stale_returned'] for c in checks) / len(checks))} |"
             )
+    lines += ["", "What the turns deleted (allowed: the two forgotten items and the two corrected values):", ""]
+    for language, sessions in result.items():
+        lines += [f"- {language}: " + ("; ".join(f"“{c}”" for c in sessions[-1]["deleted"]) or "nothing")]
     lines.append("")
     return lines
