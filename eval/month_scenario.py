@@ -133,6 +133,8 @@ def run_language(tenant, language: str) -> list[dict]:
     deleted: list[str] = []  # what the turns reported deleting
     allowed = {FORGOTTEN_MARKS[key_name] for _s, key_name, *_rest in script["forget"]}
     allowed |= {script["attributes"][name][1][0][1].lower() for name in CORRECTED}
+    asked = [statement for _s, _k, statement, *_rest in script["forget"]]
+    asked += [script["attributes"][name][1][0][2] for name in CORRECTED]
     for session in range(1, SESSIONS + 1):
         at = started + datetime.timedelta(days=session - 1)
         for index, message in enumerate(plan[session]):
@@ -165,7 +167,12 @@ def run_language(tenant, language: str) -> list[dict]:
                 forgotten_returned += any(FORGOTTEN_MARKS[key_name] in h["content"].lower() for h in hits)
         # A deletion is wrong when it removed anything but what the customer asked to forget or corrected
         # (a superseded or merged statement is not a deletion: it stays as history or as a mention).
-        wrong_deletions = sum(not any(mark in content.lower() for mark in allowed) for content in deleted)
+        # A topic row named after the forgotten statement ("phone") goes with it.
+        wrong_deletions = sum(
+            not any(mark in content.lower() for mark in allowed)
+            and not any(content.lower() in statement.lower() for statement in asked)
+            for content in deleted
+        )
         results.append({"language": language, "session": session, "checks": checks,
                         "forgotten_returned": forgotten_returned, "wrong_deletions": wrong_deletions,
                         "deleted": list(deleted)})  # fmt: skip
