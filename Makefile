@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 DEV_ENV := ENGRAM_DEBUG=1
 
-.PHONY: run serve test fuzz lint stop db-start db-status migrate bench eval load venv
+.PHONY: run serve test fuzz lint stop db-start db-status migrate bench eval eval-long load venv
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -74,3 +74,8 @@ load: db-start
 # Memory quality on the labelled set in eval/data: writes docs/quality.md and docs/quality/*.svg.
 eval: db-start
 	$(PY) -m eval.run_eval
+
+# Long generated histories (recall against raw transcript search at equal character budgets) and the
+# month-of-conversations scenario: writes their sections of docs/quality.md. About 15 minutes.
+eval-long: db-start
+	$(PY) -m eval.long_history

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.harness import git_revision, machine_line, setup_django, throwaway_database
-from eval import forget_requests, write_rules
+from eval import cross_language, forget_requests, write_rules
+from eval.report_sections import kept_sections, replace_section
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "eval" / "data"
@@ -679,6 +680,7 @@ def write_report(dedup, recall_result, forget, extraction, growth, defaults, ela
             f"{check['prompt_tokens_median']} | {check['transcript_tokens']} |"
         )
     lines.append("")
+    lines += kept_sections()  # written by other runs (`make eval-long`) or below; replaced in place
     REPORT.write_text("\n".join(lines))
 
 
@@ -703,6 +705,7 @@ def main() -> None:
         recall_result = evaluate_recall(
             tenant, accounts, defaults["recall_distance"], defaults["corroborated_recall_distance"]
         )
+        cross = cross_language.evaluate_cross_language(tenant, accounts)
         forget = evaluate_forget(tenant, accounts, defaults["forget_floor"])
         forget_requests_result = forget_requests.evaluate(tenant)
         progress("extraction…")
@@ -714,6 +717,7 @@ def main() -> None:
     write_report(dedup, recall_result, forget, extraction, growth, defaults, time.perf_counter() - started, engines)
     forget_requests.append_report(REPORT, forget_requests_result, defaults["forget_floor"])
     REPORT.write_text(REPORT.read_text() + "\n".join(write_rules.report_lines(write_rule_results)))
+    replace_section(cross_language.report_lines(cross))
     progress(
         f"wrote {REPORT.relative_to(ROOT)}: dedup optimum {dedup['chosen']['threshold']}, "
         f"recall optimum {recall_result['chosen']['threshold']}, forget optimum {forget['chosen']['threshold']}"

@@ -2,6 +2,8 @@
 
 >>> estimate_tokens("We run four vans.")
 5
+>>> pack_lines(["- [fact] We run four vans.", "- [fact] Our depot is in Brno."], 39).splitlines()
+['- [fact] We run four vans.', '- [fact] Our']
 """
 
 from __future__ import annotations
@@ -38,3 +40,30 @@ def build_prompt(hits: list[dict], budget_tokens: int) -> str:
         lines.append(line)
         used += cost
     return "\n".join(lines) if len(lines) > 1 else ""
+
+
+def pack_lines(lines: list[str], max_chars: int) -> str:
+    """The lines in their order, one per line, cut at ``max_chars`` characters (the last one mid-line).
+
+    A character budget, not a token one: what long-history comparisons with raw transcript search
+    hold equal (eval/long_history.py)."""
+    packed: list[str] = []
+    used = 0
+    for line in lines:
+        cost = len(line) + (1 if packed else 0)
+        if used + cost > max_chars:
+            room = max_chars - used - (1 if packed else 0)
+            if room > 0:
+                packed.append(line[:room])
+            break
+        packed.append(line)
+        used += cost
+    return "\n".join(packed)
+
+
+def pack_hits(hits: list[dict], max_chars: int) -> str:
+    """Recalled statements as prompt lines, in recall's order, within ``max_chars`` characters.
+
+    Topic rows are left out: a bare topic name ("live", "partner") answers nothing and would take
+    the room of a statement that does."""
+    return pack_lines([line_for(hit) for hit in hits if hit["kind"] != "topic"], max_chars)

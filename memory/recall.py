@@ -25,10 +25,11 @@ from django.db import connection
 from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
+from memory.cross_language import translated_tokens
 from memory.digests import keyword_digests, topic_digest
 from memory.embeddings import EmbeddingUnavailable
 from memory.models import Memory, Message
-from memory.prompt_block import build_prompt
+from memory.prompt_block import build_prompt, line_for
 from memory.query_analysis import QueryAnalysis, analyse_query
 from memory.space_vectors import embed_for_space
 from tenants.space_settings import effective_settings
@@ -175,9 +176,15 @@ def recall(
     current_session=None,
     overrides: dict | None = None,
     explain: bool = False,
+    fill_chars: int | None = None,
 ) -> RecallResult:
     """Recall for ``query``. ``candidates`` keeps every row considered, passing or not (the playground
-    shows them); ``explain`` is accepted for callers that ask for that explicitly."""
+    shows them); ``explain`` is accepted for callers that ask for that explicitly.
+
+    ``fill_chars``: the caller has room for that many characters of prompt lines. When something
+    passed (the question is about what this customer said), the room left after the passing rows is
+    filled with the next nearest statements (see ``_filled``); an account with nothing close enough
+    still gets ``[]``."""
     settings = {**effective_settings(space), **(overrides or {})}
     limit = limit or settings["recall_limit"]
     threshold = settings["recall_distance"]
@@ -224,7 +231,9 @@ def recall(
     for memory in nearest.values():
         entry(memory)
     if settings["hybrid"]:
-        useful = _useful_tokens(space.id, analysis.keywords)
+        # The query's words in the other supported languages count as keywords too: a question in
+        # one language about a fact stated in another shares no token with it (memory/cross_language.py).
+        useful = _useful_tokens(space.id, analysis.keywords | translated_tokens(query))
         if useful:
             matched = RawSQL(
                 "cardinality(ARRAY(SELECT unnest(keyword_digests) INTERSECT SELECT unnest(%s::varchar[])))",
@@ -273,6 +282,8 @@ def recall(
 
     candidates = sorted(scored.values(), key=order)
     hits = [c.as_hit() for c in candidates if c.passes][:limit]
+    if fill_chars and hits:
+        hits += _filled(hits, nearest, scored, fill_chars)
     return RecallResult(
         hits=hits,
         prompt=build_prompt(hits, settings["prompt_token_budget"]),
@@ -281,6 +292,29 @@ def recall(
         settings=settings,
         warning=warning,
     )
+
+
+def _filled(hits: list[dict], nearest: dict, scored: dict, fill_chars: int) -> list[dict]:
+    """The nearest statements that did not pass, nearest first, while their lines fit in the room left.
+
+    In a long casual history the statement that answers often sits just outside the strict bounds
+    (its words differ from the question's, and many small-talk rows crowd the distances), while the
+    rows that passed already show the question is about something this customer said. Filling the
+    room the caller has with the next nearest statements then costs nothing but those characters
+    (eval/long_history.py measures it against raw transcript search)."""
+    used = sum(len(line_for(hit)) + 1 for hit in hits if hit["kind"] != "topic")
+    shown = {hit["id"] for hit in hits}
+    filled = []
+    for memory in sorted(nearest.values(), key=lambda m: m.distance):
+        if memory.pk in shown:
+            continue
+        hit = scored[memory.pk].as_hit()
+        cost = len(line_for(hit)) + 1
+        if used + cost > fill_chars:
+            break
+        filled.append(hit)
+        used += cost
+    return filled
 
 
 def _transcript_candidates(space, analysis: QueryAnalysis, scored: dict) -> None:

@@ -1,0 +1,45 @@
+"""Sections of docs/quality.md written by separate runs (`make eval-long`) and kept by `make eval`.
+
+A section is marked by HTML comments named after its heading, so a rerun replaces it in place and
+`make eval`, which rewrites the rest of the page, carries it over unchanged.
+
+>>> marked(["## Long histories", "", "text"])[0]
+'<!-- section: long-histories -->'
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPORT = Path(__file__).resolve().parent.parent / "docs" / "quality.md"
+_BLOCK = re.compile(r"<!-- section: ([\w-]+) -->\n.*?<!-- /section: \1 -->\n", re.DOTALL)
+
+
+def _slug(heading: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", heading.lstrip("#").split(":")[0].strip().lower()).strip("-")
+
+
+def marked(lines: list[str]) -> list[str]:
+    slug = _slug(lines[0])
+    return [f"<!-- section: {slug} -->", *lines, f"<!-- /section: {slug} -->"]
+
+
+def replace_section(lines: list[str], report: Path = REPORT) -> None:
+    """Write the section (its first line is its heading) into the report, in place if it is there."""
+    block = "\n".join(marked(lines)) + "\n"
+    text = report.read_text() if report.exists() else ""
+    slug = _slug(lines[0])
+    pattern = re.compile(rf"<!-- section: {re.escape(slug)} -->\n.*?<!-- /section: {re.escape(slug)} -->\n", re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _m: block, text)
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    report.write_text(text)
+
+
+def kept_sections(report: Path = REPORT) -> list[str]:
+    """The marked sections of the current report, as lines, for a full rewrite to carry over."""
+    if not report.exists():
+        return []
+    return [line for match in _BLOCK.finditer(report.read_text()) for line in [*match.group(0).splitlines(), ""]]
