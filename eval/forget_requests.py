@@ -25,15 +25,15 @@ def load() -> list[dict]:
 def build_space(tenant, item: dict):
     """The item's account, written the way imports write memories; returns the space and the keys by id."""
     from memory.digests import keyword_digests
-    from memory.embeddings import get_embedder
     from memory.models import Memory
+    from memory.space_vectors import embed_for_space
     from memory.text_analysis import search_tokens
     from tenants import scope, spaces
 
     with scope.tenant_scope(tenant):
         space = spaces.create_space(tenant=tenant, external_id=f"forget-requests-{item['id']}")
     memories = item["memories"]
-    vectors = get_embedder().embed([m["content"] for m in memories])
+    vectors = embed_for_space(space.id, [m["content"] for m in memories])
     rows = {}
     with scope.tenant_scope(tenant, space):
         for memory, vector in zip(memories, vectors, strict=True):
