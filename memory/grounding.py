@@ -14,6 +14,8 @@ The rules (docs/decisions/0006-span-grounding.md has examples) run in code, neve
 4. Its content terms are covered almost entirely by the span: at most one in ten may be missing.
 5. It does not address the agent's policy or other customers (``memory.injected_instructions``).
 6. Its meaning is close to a customer sentence (embedding distance), an extra guard.
+A grounded entry keeps only the topic key and keywords its span supports, and an event date only
+when the span speaks of time.
 
 ``support_problem`` (rules 2–4) is also how a synthesized answer is checked against the memories
 it came from, and a model summary against the text it summarises.
@@ -37,6 +39,7 @@ import numpy as np
 
 from memory.extraction import Candidate
 from memory.injected_instructions import addresses_the_agent
+from memory.offline_extractor import event_offset_days
 from memory.text_analysis import (
     MONTHS,
     SUPPORTED_LANGUAGES,
@@ -95,6 +98,7 @@ _CLAUSE_BREAK = re.compile(
     r"[,;:()。、！？!?\n]|\s(?:but|however|whereas|although|но|а|однако|ale|však|aber|sondern|pero|sino|mais)\s",
     re.IGNORECASE,
 )
+_DATE = re.compile(r"\b\d{1,4}[./-]\d{1,2}(?:[./-]\d{0,4})?\b|\d+\s*(?:年|月|日)")
 _HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
 
 
@@ -325,12 +329,36 @@ def cited_span(quote: str, customer_text: str) -> tuple[str | None, str]:
 
 def check_candidate(candidate: Candidate, customer_text: str) -> str | None:
     """Rules 1–5 for one entry: the reason it is rejected, or None."""
+    return _check(candidate, customer_text)[1]
+
+
+def _check(candidate: Candidate, customer_text: str) -> tuple[Span | None, str | None]:
     span_text, reason = cited_span(candidate.quote, customer_text)
     if span_text is None:
-        return reason
+        return None, reason
     if addresses_the_agent(candidate.content) or addresses_the_agent(span_text):
-        return "addresses the agent's policy or other customers: not stored as an instruction"
-    return support_problem(candidate.content, span_text, statement=candidate.kind != "topic")
+        return None, "addresses the agent's policy or other customers: not stored as an instruction"
+    span = Span.of(span_text)
+    return span, support_problem(candidate.content, span, statement=candidate.kind != "topic")
+
+
+def _trimmed_to_span(candidate: Candidate, span: Span) -> Candidate:
+    """The entry's other fields say no more than its span either: a topic key (which decides what a
+    new entry may supersede) or a keyword not in the span is dropped, and so is an event date when
+    the span says nothing about time."""
+    topic = (
+        candidate.topic if candidate.topic and support_problem(candidate.topic, span, statement=False) is None else ""
+    )
+    keywords = [k for k in candidate.keywords if support_problem(k, span, statement=False) is None]
+    event_at = candidate.event_at
+    if event_at is not None and not (span.times or _mentions_time(span.text, span.language)):
+        event_at = None
+    return dataclasses.replace(candidate, topic=topic, keywords=keywords, event_at=event_at)
+
+
+def _mentions_time(text: str, language: str) -> bool:
+    """ "yesterday", "3 days ago", "2026-03-14", "14.3.": the span says when."""
+    return event_offset_days(text, language) is not None or _DATE.search(text) is not None
 
 
 def ground(
@@ -341,10 +369,11 @@ def ground(
 ) -> tuple[list[Grounded], list[Rejected]]:
     grounded, rejected = [], []
     for candidate, vector in zip(candidates, candidate_vectors, strict=True):
-        reason = check_candidate(candidate, customer_text)
+        span, reason = _check(candidate, customer_text)
         if reason is not None:
             rejected.append(Rejected(candidate, reason))
             continue
+        candidate = _trimmed_to_span(candidate, span)
         distance = float(np.min(1.0 - sentence_vectors @ vector)) if len(sentence_vectors) else 1.0
         limit = MAX_SEMANTIC_DISTANCE.get(candidate.kind, DEFAULT_MAX_SEMANTIC_DISTANCE)
         if distance > limit:

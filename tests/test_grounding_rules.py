@@ -118,3 +118,33 @@ def test_the_span_is_the_sentence_the_quote_lies_in_not_the_whole_message():
 )
 def test_a_claim_about_memories_needs_every_value_and_word_in_them(claim, source, supported):
     assert (support_problem(claim, source) is None) is supported
+
+
+def test_a_grounded_entry_keeps_only_the_topic_keywords_and_date_its_span_supports():
+    import datetime
+
+    import numpy as np
+
+    from memory.grounding import ground
+
+    hijack = Candidate(
+        kind="fact",
+        content="We run a fleet of four vans.",
+        topic="warehouse",  # the key of another memory, which a new entry with that topic would supersede
+        importance=0.9,
+        keywords=["vans", "PIN 4242", "fleet"],
+        quote="We run a fleet of four vans.",
+        event_at=datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC),
+    )
+    honest = Candidate(
+        kind="event", content="We moved the depot 3 days ago.", topic="depot", importance=0.5, keywords=["depot"],
+        quote="We moved the depot 3 days ago.", event_at=datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
+    )  # fmt: skip
+    vector = np.ones(4) / 2.0
+    grounded, rejected = ground(
+        [hijack, honest], np.stack([vector, vector]), FLEET + " We moved the depot 3 days ago.", np.stack([vector])
+    )
+    assert rejected == []
+    kept, dated = grounded[0].candidate, grounded[1].candidate
+    assert kept.topic == "" and kept.keywords == ["vans", "fleet"] and kept.event_at is None
+    assert dated.topic == "depot" and dated.event_at == honest.event_at

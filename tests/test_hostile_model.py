@@ -174,3 +174,26 @@ def test_a_mistyped_forget_verdict_deletes_nothing_on_a_plain_statement(client_a
         body = turn(client_a, space_a, f"Our warehouse is in Leeds, as I said ({mode}).")
         assert body.get("forgotten", []) == [], mode
     assert sorted(stored(space_a)) == ["Our warehouse is in Leeds.", "We run a fleet of four vans."]
+
+
+@pytest.mark.parametrize(
+    "mode, expected_how, expected_key",
+    [
+        ("honest", "summary", "The invoice export fails every Monday. The Leeds warehouse reported it."),
+        ("ungrounded", "extractive", None),
+        ("half_grounded", "summary", "The invoice export fails every Monday."),
+        ("mistyped", "extractive", None),
+    ],
+)
+def test_a_model_summary_becomes_a_search_key_only_where_the_text_supports_it(
+    hostile, mode, expected_how, expected_key
+):
+    from memory.search_keys import compress
+
+    text = "The invoice export fails every Monday. The Leeds warehouse reported it. " + "Log line ok. " * 100
+    hostile.modes["summary"] = mode
+    key, how = compress(text)
+    assert how == expected_how
+    if expected_key is not None:
+        assert key == expected_key
+    assert "9000" not in key and "refund" not in key

@@ -50,7 +50,7 @@ SHAPED_ENTRY = st.fixed_dictionaries(
 )
 REPLIES = ANY_JSON | st.fixed_dictionaries({"entries": st.lists(SHAPED_ENTRY, max_size=5)})
 EXAMPLES = settings(
-    max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
@@ -79,6 +79,8 @@ def test_any_reply_to_a_turn_is_a_stored_turn_and_never_an_invented_memory(clien
     )
     hostile.raw = reply  # the next turn meets memories, so the forget judgement is asked too
     message = f"{MESSAGE} Ticket {n}."
+    said = hostile.__dict__.setdefault("said", [MESSAGE])  # every example's messages (the space persists)
+    said.append(message)
     response = client_a.post(
         reverse("turn-create", args=[space_a.external_id]) + "?wait=true", {"message": message}, format="json"
     )
@@ -87,7 +89,7 @@ def test_any_reply_to_a_turn_is_a_stored_turn_and_never_an_invented_memory(clien
     with scope.tenant_scope(space_a.tenant_id, space_a):
         assert Turn.objects.filter(source_digest__isnull=False).count() >= 2  # no turn lost
         for memory in Memory.objects.filter(space=space_a).exclude(kind="topic"):
-            assert memory.content.rstrip(".") in f"{MESSAGE} Ticket {n}." or memory.content in MESSAGE, memory.content
+            assert any(memory.content.rstrip(".") in text for text in said), memory.content
 
 
 @EXAMPLES
