@@ -23,6 +23,7 @@ from memory.embeddings import EmbeddingUnavailable, get_embedder
 from memory.extraction import Candidate, CustomerText, ModelUnavailable, get_extractor
 from memory.grounding import Grounded, Rejected, ground
 from memory.memory_writer import WriteOutcome, write_entries
+from memory.model_budget import ModelTimeBudgetSpent
 from memory.models import Message, Turn
 from memory.text_analysis import search_tokens, split_sentences
 from memory.turn_queue import enqueue_turn
@@ -134,7 +135,10 @@ def record_failure(turn: Turn, error: Exception) -> Turn:
         turn.next_attempt_at = None
     else:
         turn.status = Turn.Status.QUEUED
-        turn.next_attempt_at = timezone.now() + retry_delay(turn.attempts)
+        # A request that used up its model time hands the turn to the worker at once: the model is
+        # slow, not failing, and the worker has no request budget.
+        delay = datetime.timedelta(0) if isinstance(error, ModelTimeBudgetSpent) else retry_delay(turn.attempts)
+        turn.next_attempt_at = timezone.now() + delay
     turn.save(update_fields=["status", "error", "next_attempt_at", "updated_at"])
     if turn.status == Turn.Status.QUEUED:
         enqueue_turn(turn, run_after=turn.next_attempt_at)
