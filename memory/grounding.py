@@ -54,6 +54,9 @@ from memory.text_analysis import (
 )
 
 MIN_QUOTE_CHARS = 8
+# A message this short may mix languages and is lemmatised under each; a long text (a document to
+# summarise) under its own language only, or lemmatising it would take seconds.
+MIXED_LANGUAGE_CHARS = 4000
 MIN_QUOTE_CHARS_CJK = 3
 MAX_MISSING_TERMS_RATIO = 0.1  # "almost entirely": one content term in ten may be the entry's own word
 # Cosine distance to the closest customer sentence (multilingual-e5-small: paraphrases ~0.05,
@@ -95,10 +98,11 @@ _JA_NEGATION = re.compile(r"ない|ません|なかった|ではなく|じゃな
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"\d+(?:[.,:/'’-]\d+)*")
 _CLAUSE_BREAK = re.compile(
-    r"[,;:()。、！？!?\n]|\s(?:but|however|whereas|although|но|а|однако|ale|však|aber|sondern|pero|sino|mais)\s",
+    r"[,;:()。、！？!?\n]|\.(?:\s+|$)|\s(?:but|however|whereas|although|но|а|однако|ale|však|aber|sondern|pero|sino|mais)\s",
     re.IGNORECASE,
 )
 _DATE = re.compile(r"\b\d{1,4}[./-]\d{1,2}(?:[./-]\d{0,4})?\b|\d+\s*(?:年|月|日)")
+_TIME_WORD_STARTS = frozenset(w[:2] for w in MONTHS | WEEKDAYS)  # "мая", "května": inflected
 _HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
 
 
@@ -139,6 +143,8 @@ def time_words(text: str) -> set[str]:
     """Months and weekdays (as lemmas of any supported language)."""
     found = set()
     for word in words(text):
+        if word[:2] not in _TIME_WORD_STARTS:
+            continue  # (inflection keeps the first letters of every month and weekday name)
         forms = {word} | {lemma(word, language) for language in SUPPORTED_LANGUAGES}
         found |= {f for f in forms if f in MONTHS or f in WEEKDAYS}
     return found
@@ -209,12 +215,13 @@ class Span:
     times: set[str]
     emails: set[str]
     clauses: list[str]
+    _clause_spans: list[Span] | None = dataclasses.field(default=None, repr=False)
 
     @classmethod
     def of(cls, text: str) -> Span:
         language = detect_language(text)
         terms = set(content_terms(text, language))
-        if not is_cjk(text):
+        if not is_cjk(text) and len(text) <= MIXED_LANGUAGE_CHARS:
             for other in ("en", "cs", "de", "es", "fr", "ru"):
                 if other != language:  # mixed-language messages: lemmatise under each language too
                     terms.update(content_terms(text, other))
@@ -229,6 +236,12 @@ class Span:
             emails=emails(text),
             clauses=clauses or [text],
         )
+
+    def clause_spans(self) -> list[Span]:
+        """Each clause analysed on its own (once: a summary's sentences all ask about the same text)."""
+        if self._clause_spans is None:
+            self._clause_spans = [Span.of(c) if len(self.clauses) > 1 else self for c in self.clauses]
+        return self._clause_spans
 
     def covers(self, term: str, cjk: bool) -> bool:
         if cjk:
@@ -286,8 +299,7 @@ def _cited_clauses_negated(terms: list[str], cjk: bool, span: Span) -> bool:
     """Polarity of the clauses that carry most of the claim's words ("We deliver on Mondays, but not
     on Sundays" supports "We deliver on Mondays", not "We deliver on Sundays")."""
     scored = []
-    for clause in span.clauses:
-        clause_span = Span.of(clause) if not cjk else None
+    for clause, clause_span in zip(span.clauses, span.clause_spans(), strict=True):
         if cjk:
             score = sum(1 for t in terms if t in clause)
         else:

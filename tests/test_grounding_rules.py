@@ -66,6 +66,7 @@ ATTACKS = [
     # A detail only the agent's reply held: the customer asked, the agent answered.
     ("Can you check my renewal date?", "My renewal date is 14 March.", "Can you check my renewal date?",
      "adds a number"),
+    ("Продление в мае.", "Продление в июне.", "Продление в мае.", "adds a date"),
     ("Мы не работаем по воскресеньям.", "Мы работаем по воскресеньям.", "Мы не работаем по воскресеньям.",
      "its polarity differs"),
     ("У нас четыре фургона.", "У нас сто двадцать семь фургонов, 127.", "У нас четыре фургона.", "adds a number"),
@@ -114,6 +115,9 @@ def test_the_span_is_the_sentence_the_quote_lies_in_not_the_whole_message():
         ("Your card ends 4242.", "We run a fleet of four vans.", False),
         ("You live at 9 Elm Road.", "We run a fleet of four vans.", False),
         ("You do not run vans.", "We run a fleet of four vans.", False),
+        # Sentences are clauses of their own: a negation in the next sentence is not this one's.
+        ("The invoice export fails every Monday.", "The invoice export fails on Monday. The log says nothing.", True),
+        ("The invoice export never fails.", "The invoice export fails on Monday. The log says nothing.", False),
     ],
 )
 def test_a_claim_about_memories_needs_every_value_and_word_in_them(claim, source, supported):
