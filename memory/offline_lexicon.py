@@ -354,3 +354,49 @@ CONFIRMATIONS = {
         "（他に{more}件が該当しました。もう一度ご依頼いただければ削除します。）",
     ),
 }
+
+# Instructions that address the agent's own policy or other customers, not this customer's needs
+# ("ignore previous instructions", "reveal other customers' data"). Regular expressions over the
+# normalised text (lower case); memory.injected_instructions keeps them out of memory.
+INJECTED_INSTRUCTION = {
+    "en": (
+        r"\b(?:ignore|disregard|forget|override|bypass)\b.{0,30}\b(?:previous|prior|above|earlier|all|your|system)\b"
+        r".{0,20}\b(?:instructions?|rules|prompts?|guidelines|policy|policies)\b",
+        r"\b(?:reveal|show|give|send|list|tell|share|leak|dump|export)\b.{0,40}\b(?:other|another|all|every)\b"
+        r".{0,15}\b(?:customers?|clients?|users?|accounts?|tenants?)\b",
+        r"\bsystem prompt\b",
+        r"\byou are now\b|\bfrom now on,? you (?:are|will|must)\b|\bact as (?:an? )?(?:admin|administrator|root)\b",
+    ),
+    "ru": (
+        r"(?:игнорир|забудь|забудьте|не обращай).{0,30}(?:предыдущ|прежн|все|системн).{0,20}(?:инструкц|правил|указани)",
+        r"(?:покажи|раскрой|выдай|отправь|дай|перечисли|сообщи).{0,40}(?:других|чужих|всех) (?:клиент|пользовател|аккаунт)",
+        r"системн\w* (?:промпт|подсказк|инструкц)",
+    ),
+    "ja": (
+        r"(?:以前|前|これまで|上記|全て|すべて|システム)の(?:指示|命令|ルール|プロンプト).{0,10}(?:無視|忘れ)",
+        r"(?:他の|ほかの|別の|全ての|すべての)(?:顧客|お客様|客|ユーザー|利用者).{0,20}(?:データ|情報|個人情報)",
+        r"システムプロンプト",
+    ),
+    "cs": (
+        r"(?:ignoruj|zapomeň|zapomeňte|nedbej).{0,30}(?:předchozí|dřívější|všechny|systémové).{0,20}(?:instrukc|pokyn|pravidl)",
+        r"(?:ukaž|prozraď|pošli|vypiš|sděl|dej).{0,40}(?:ostatních|jiných|všech|cizích) (?:zákazník|klient|uživatel)",
+        r"systémov\w* (?:prompt|pokyn)",
+    ),
+    "de": (
+        r"(?:ignorier|vergiss|vergessen sie).{0,30}(?:vorherig|bisherig|alle|system).{0,20}(?:anweisung|regel|vorgabe)",
+        r"(?:zeig|verrat|schick|gib|nenn|liste).{0,40}(?:anderer|anderen|aller|fremder) (?:kunden|nutzer|benutzer)",
+        r"system-?prompt",
+    ),
+    "es": (
+        r"(?:ignora|olvida|omite).{0,30}(?:anteriores|previas|todas|del sistema).{0,20}(?:instrucciones|reglas|indicaciones)",
+        r"(?:ignora|olvida|omite).{0,30}(?:instrucciones|reglas|indicaciones).{0,20}(?:anteriores|previas)",
+        r"(?:revela|muestra|envía|dame|lista|comparte).{0,40}(?:otros|todos los|demás) (?:clientes|usuarios|cuentas)",
+        r"prompt del sistema",
+    ),
+    "fr": (
+        r"(?:ignore|oublie|oubliez).{0,30}(?:précédentes|antérieures|toutes|système).{0,20}(?:instructions|règles|consignes)",
+        r"(?:ignore|oublie|oubliez).{0,30}(?:instructions|règles|consignes).{0,20}(?:précédentes|antérieures)",
+        r"(?:révèle|montre|envoie|donne|liste).{0,40}(?:autres|tous les) (?:clients|utilisateurs|comptes)",
+        r"prompt système",
+    ),
+}

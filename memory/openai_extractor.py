@@ -1,8 +1,9 @@
 """Extraction through any OpenAI-compatible chat-completions endpoint, with a JSON-schema reply.
 
-The prompt files live in ``memory/prompts/``. The model sees only the customer's message. Its reply
-is parsed defensively: malformed JSON or a failed call raises ``ModelUnavailable`` (the turn is
-retried later); an entry with an unknown kind is dropped. Grounding checks every entry afterwards.
+The prompt files live in ``memory/prompts/``. The model sees only the customer's message. Every
+reply, here and at every other call site, goes through ``chat_json``: a failed call, malformed
+JSON or a reply that does not match the schema strictly raises ``ModelUnavailable`` (the turn is
+retried later). Grounding checks every entry afterwards.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from django.conf import settings
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 
+from memory import model_budget
 from memory.extraction import KINDS, Candidate, CustomerText, ModelUnavailable
 from memory.text_analysis import detect_language
 
@@ -61,26 +65,58 @@ def chat_client():
     )
 
 
+MAX_REPLY_CHARS = 200_000
+
+
+@lru_cache(maxsize=16)
+def _validator(schema_json: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads(schema_json))
+
+
+def reply_problem(data, schema: dict) -> str | None:
+    """Why a parsed reply does not match its schema (the first error, with where it is), or None."""
+    error = best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(data))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "the reply"
+    return f"{where}: {error.message[:200]}"
+
+
 def chat_json(client, *, system: str, user: str, schema_name: str, schema: dict) -> dict:
-    """One chat completion whose reply must be a JSON object; ModelUnavailable otherwise."""
+    """One chat completion whose reply must match ``schema`` exactly; ModelUnavailable otherwise.
+
+    A model's reply is input from a stranger: JSON that is not an object, a missing or extra field,
+    a string where a boolean belongs ("false"), a number where a list belongs (``topic_keys: 5``),
+    an oversized reply: each is a model failure, handled like a timeout by every caller.
+    """
     import openai
 
     try:
-        response = client.chat.completions.create(
-            model=settings.ENGRAM_LLM_MODEL,
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-            response_format={
-                "type": "json_schema",
-                "json_schema": {"name": schema_name, "schema": schema, "strict": True},
-            },
-            temperature=0,
-        )
+        with model_budget.metered_call(settings.ENGRAM_MODEL_TIMEOUT_SECONDS) as timeout:
+            if timeout is not None:
+                client = client.with_options(timeout=timeout, max_retries=0)
+            response = client.chat.completions.create(
+                model=settings.ENGRAM_LLM_MODEL,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": schema_name, "schema": schema, "strict": True},
+                },
+                temperature=0,
+            )
         content = response.choices[0].message.content
+        if content is not None and len(content) > MAX_REPLY_CHARS:
+            raise ModelUnavailable(f"chat model reply is too large ({len(content)} characters)")
         data = json.loads(content or "")
-    except (openai.OpenAIError, json.JSONDecodeError, IndexError, AttributeError, TypeError) as exc:
-        raise ModelUnavailable(f"chat model failed: {exc.__class__.__name__}: {exc}") from exc
+    except (openai.OpenAIError, json.JSONDecodeError, IndexError, AttributeError, TypeError, ValueError) as exc:
+        raise ModelUnavailable(f"chat model failed: {exc.__class__.__name__}: {exc}"[:500]) from exc
+    except RecursionError as exc:
+        raise ModelUnavailable("chat model replied with JSON nested too deeply") from exc
     if not isinstance(data, dict):
         raise ModelUnavailable("chat model replied with JSON that is not an object")
+    problem = reply_problem(data, schema)
+    if problem is not None:
+        raise ModelUnavailable(f"chat model reply does not match the {schema_name} schema: {problem}")
     return data
 
 

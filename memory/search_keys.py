@@ -1,7 +1,8 @@
 """Turning an episode's input arguments into the texts that are embedded and matched (search keys).
 
 - a short text is its own key;
-- a long text is compressed to its meaning first: with a chat model configured, a summary;
+- a long text is compressed to its meaning first: with a chat model configured, a summary (only
+  its sentences that the text supports, checked by grounding's rules; none: the offline key);
   offline, the key sentences chosen extractively (the sentences whose content terms recur most
   across the text), kept in their original order;
 - a file (``{"filename", "content_type", "data_base64"}`` in JSON, or a multipart upload) is
@@ -28,6 +29,7 @@ from collections import Counter
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from memory.grounding import Span, support_problem
 from memory.text_analysis import content_terms, detect_language, split_sentences
 
 logger = logging.getLogger(__name__)
@@ -189,5 +191,19 @@ def _model_summary(text: str) -> str:
     except ModelUnavailable as exc:
         logger.warning("summary for a search key failed, using key sentences: %s", exc)
         return ""
-    summary = data.get("summary") if isinstance(data, dict) else None
-    return summary.strip()[:KEY_CHARS] if isinstance(summary, str) else ""
+    return grounded_summary(data["summary"], text[:20_000])
+
+
+def grounded_summary(summary: str, text: str) -> str:
+    """The summary's sentences that the text supports (grounding's rules); "" when none are, so the
+    extractive key is used instead of a sentence the model made up."""
+    source = Span.of(text)
+    sentences = split_sentences(summary[: KEY_CHARS * 4]) or [summary]
+    kept = [s for s in sentences if support_problem(s, source) is None]
+    if len(kept) < len(sentences):
+        logger.warning(
+            "summary for a search key: %s of %s sentences unsupported, dropped",
+            len(sentences) - len(kept),
+            len(sentences),
+        )
+    return " ".join(kept)[:KEY_CHARS]

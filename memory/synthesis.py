@@ -1,4 +1,10 @@
-"""A short answer built only from the recalled memories, when a chat model is configured."""
+"""A short answer built only from the recalled memories, when a chat model is configured.
+
+The model's answer is checked like an extracted entry (``memory.grounding.support_problem``), with
+the returned memories as the source: each sentence must be supported by the memories' text, with
+every number, date, name and id in it, and the same polarity. Unsupported sentences are dropped;
+if none remain, the answer is null and the status says why.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,8 @@ import logging
 from django.conf import settings
 
 from memory.extraction import ModelUnavailable
+from memory.grounding import Span, support_problem
+from memory.text_analysis import split_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -43,4 +51,18 @@ def synthesize(query: str, hits: list[dict]) -> tuple[str | None, str]:
         logger.warning("synthesis failed: %s", exc)
         return None, "unavailable: the chat model did not answer"
     answer = data.get("answer")
-    return (answer.strip() if isinstance(answer, str) and answer.strip() else None), "model"
+    if not isinstance(answer, str) or not answer.strip():
+        return None, "model"
+    return grounded_answer(answer, [h["content"] for h in hits])
+
+
+def grounded_answer(answer: str, memories: list[str]) -> tuple[str | None, str]:
+    """The sentences of ``answer`` that the memories support; (None, reason) when none are."""
+    source = Span.of("\n".join(m.strip().rstrip(".!?。") + "." for m in memories))
+    sentences = split_sentences(answer[:4000]) or [answer]
+    kept = [s for s in sentences if support_problem(s, source) is None]
+    if not kept:
+        return None, "unsupported: the model's answer says things the memories do not"
+    if len(kept) < len(sentences):
+        return " ".join(kept), f"model, {len(sentences) - len(kept)} unsupported sentence(s) dropped"
+    return " ".join(kept), "model"

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.api_errors import DomainError, PayloadTooLarge
+from memory import model_budget
 from memory.digests import digest, message_digest
 from memory.models import Message, Session, Turn
 from memory.turn_queue import enqueue_turn
@@ -101,6 +102,7 @@ def receive_turn(
     *, space, message: str, session_id: str | None = None, message_id: str = "", channel: str = "", at=None
 ) -> TurnReceipt:
     check_content(message)
+    model_budget.start_request_budget()
     sent_at = at or timezone.now()
     session = session_for(space, session_id=session_id, first_message=message, channel=channel, started_at=sent_at)
     stored, is_new = _store_message(
@@ -125,6 +127,7 @@ def receive_transcript(*, space, messages: list[IncomingMessage], session_id: st
         raise ValidationError({"messages": ["Give at least one message."]})
     if len(messages) > MAX_TRANSCRIPT_MESSAGES:
         raise PayloadTooLarge(f"A transcript may hold at most {MAX_TRANSCRIPT_MESSAGES} messages.")
+    model_budget.start_request_budget()
     for index, incoming in enumerate(messages):
         check_content(incoming.content, field=f"messages[{index}].content")
         if incoming.role not in Message.Role.values:

@@ -23,6 +23,7 @@ from memory.embeddings import EmbeddingUnavailable
 from memory.extraction import Candidate, CustomerText, ModelUnavailable, get_extractor
 from memory.grounding import Grounded, Rejected, ground
 from memory.memory_writer import WriteOutcome, write_entries
+from memory.model_budget import ModelTimeBudgetSpent
 from memory.models import Message, Turn
 from memory.space_vectors import embed_for_space
 from memory.text_analysis import search_tokens, split_sentences
@@ -69,6 +70,18 @@ def analyse(messages: list[Message]) -> tuple[list[MessageAnalysis], list[list[G
     return analyses, grounded_per_message, rejected
 
 
+def cap_entries(grounded_per_message: list[list[Grounded]], limit: int) -> tuple[list[list[Grounded]], list[Rejected]]:
+    """At most ``limit`` entries a turn, in the order the extractor gave them: one message cannot flood a
+    space (a model once answered one sentence with 200 entries)."""
+    kept, over, count = [], [], 0
+    for grounded in grounded_per_message:
+        room = max(0, limit - count)
+        kept.append(grounded[:room])
+        over += [Rejected(g.candidate, f"over the limit of {limit} entries per turn") for g in grounded[room:]]
+        count += len(grounded[:room])
+    return kept, over
+
+
 def process_turn(turn: Turn) -> Turn:
     """Run the pipeline for a turn inside the current (space-scoped) transaction and record the result."""
     space = Space.objects.select_related("tenant").get(pk=turn.space_id)
@@ -79,6 +92,8 @@ def process_turn(turn: Turn) -> Turn:
     # A forget request is never mined: it must not re-create what it just deleted.
     to_mine = [] if turn.forget_handled else [m for m in messages if m.content]
     analyses, grounded_per_message, rejected = analyse(to_mine)
+    grounded_per_message, over_limit = cap_entries(grounded_per_message, space_settings["max_entries_per_turn"])
+    rejected += over_limit
     with transaction.atomic():
         outcome = WriteOutcome()
         for analysis, grounded in zip(analyses, grounded_per_message, strict=True):
@@ -121,7 +136,10 @@ def record_failure(turn: Turn, error: Exception) -> Turn:
         turn.next_attempt_at = None
     else:
         turn.status = Turn.Status.QUEUED
-        turn.next_attempt_at = timezone.now() + retry_delay(turn.attempts)
+        # A request that used up its model time hands the turn to the worker at once: the model is
+        # slow, not failing, and the worker has no request budget.
+        delay = datetime.timedelta(0) if isinstance(error, ModelTimeBudgetSpent) else retry_delay(turn.attempts)
+        turn.next_attempt_at = timezone.now() + delay
     turn.save(update_fields=["status", "error", "next_attempt_at", "updated_at"])
     if turn.status == Turn.Status.QUEUED:
         enqueue_turn(turn, run_after=turn.next_attempt_at)

@@ -124,6 +124,14 @@ SETTINGS = {
         Setting("forget_floor", float, 0.06, 0.0, 1.0, "Cosine distance a memory must be under to be forgotten."),
         Setting("max_deletions_per_request", int, 3, 1, 10, "Most memories one forget request may delete."),
         Setting("recall_limit", int, 8, 1, 50, "Most memories returned by recall."),
+        Setting(
+            "max_entries_per_turn",
+            int,
+            20,
+            1,
+            200,
+            "Most entries one turn may write; the rest are rejected and recorded on the turn.",
+        ),
         Setting("hybrid", bool, True, help="Fuse keyword and topic matches with vector similarity."),
         Setting(
             "strategy_weights",

@@ -325,9 +325,9 @@ def test_reembed_also_rewrites_episode_search_keys(client_a, shared_a, capsys):
 
 def test_with_a_chat_model_a_long_input_is_summarised_and_a_model_outage_falls_back(client_a, shared_a, openai_engines):
     long_text = "The invoice export fails every Monday. " + "The nightly job log is unremarkable. " * 60
-    openai_engines.scripts["summary"] = [{"summary": "Invoice export to accounting fails on Mondays."}]
+    openai_engines.scripts["summary"] = [{"summary": "Invoice export fails on Mondays."}]
     episode = add_episode(client_a, {"report": long_text})["episode"]
-    assert episode["search_keys"]["report"] == "Invoice export to accounting fails on Mondays."
+    assert episode["search_keys"]["report"] == "Invoice export fails on Mondays."
     assert long_text[:200] in openai_engines.user_messages()[-1]
     openai_engines.down = True
     fallback = add_episode(client_a, {"report": "A different case entirely. " + long_text})["episode"]

@@ -102,12 +102,15 @@ def test_a_malformed_model_reply_keeps_the_turn_queued_and_writes_nothing(client
         assert Turn.objects.get().attempts == 1
 
 
-def test_a_model_reply_with_the_wrong_shape_is_dropped_entry_by_entry(client_a, space_a, openai_engines):
+def test_a_model_reply_with_the_wrong_shape_is_a_model_failure_and_the_turn_stays_queued(
+    client_a, space_a, openai_engines
+):
     openai_engines.replies = [
         {"entries": [{"kind": "gossip", "content": "x"}, "not an object", {"kind": "fact", "content": ""}]}
     ]
     body = client_a.post(turn_url(space_a), {"message": "We run a fleet of four vans."}, format="json").json()
-    assert body["status"] == "done" and body["created"] == []
+    assert body["status"] == "queued" and body["created"] == []
+    assert "does not match the memory_entries schema" in body["error"]
 
 
 @pytest.mark.django_db

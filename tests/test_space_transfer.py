@@ -54,7 +54,8 @@ def import_file(client, external_id, body: bytes, **headers):
 
 def same_within_float16_noise(a, b) -> bool:
     """Equal, except that numbers may differ by float16 noise: each space stores its vectors under its
-    own key (docs/decisions/0006), so the halfvec rounding of a row differs between the two spaces."""
+    own key (docs/decisions/0006-vectors-keyed-per-space.md), so the halfvec rounding of a row differs
+    between the two spaces."""
     if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool):
         return abs(a - b) <= 1e-3
     if isinstance(a, dict) and isinstance(b, dict):
