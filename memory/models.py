@@ -131,6 +131,8 @@ class Turn(models.Model):
     created_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     merged_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     superseded_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    # Entries that would have superseded a memory past the turn's supersession limit: written beside it.
+    held_back_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     # JSON list of {"content", "reason"}, encrypted: rejected text is customer text too.
     rejected = EncryptedTextField(null=True, blank=True)
     error = models.TextField(blank=True, default="")

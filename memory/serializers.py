@@ -122,6 +122,12 @@ class TurnOutput(serializers.Serializer):
     created = MemoryBrief(many=True, required=False)
     merged = MemoryBrief(many=True, required=False)
     superseded = serializers.ListField(child=serializers.UUIDField(), required=False)
+    held_back = serializers.ListField(
+        child=serializers.UUIDField(),
+        required=False,
+        help_text="Memories this turn created beside an older value instead of superseding it, because the turn "
+        "had reached its supersession limit (ENGRAM_TURN_MAX_SUPERSESSIONS).",
+    )
     rejected = RejectedOutput(many=True, required=False)
     error = serializers.CharField(required=False, allow_blank=True)
 

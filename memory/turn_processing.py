@@ -107,8 +107,10 @@ def process_turn(turn: Turn) -> Turn:
             outcome.created += [i for i in part.created if i not in outcome.created]
             outcome.merged += [i for i in part.merged if i not in outcome.merged and i not in outcome.created]
             outcome.superseded += part.superseded
+            outcome.held_back += part.held_back
         turn.status = Turn.Status.DONE
         turn.created_ids, turn.merged_ids, turn.superseded_ids = outcome.created, outcome.merged, outcome.superseded
+        turn.held_back_ids = outcome.held_back
         turn.rejected = json.dumps([{"content": r.candidate.content, "reason": r.reason} for r in rejected])
         turn.error = ""
         turn.next_attempt_at = None

@@ -23,6 +23,7 @@ def turn_result(turn: Turn, *, detailed: bool = True) -> dict:
             created=_briefs(turn.created_ids),
             merged=_briefs(turn.merged_ids),
             superseded=list(turn.superseded_ids),
+            held_back=list(turn.held_back_ids),
             rejected=json.loads(turn.rejected) if turn.rejected else [],
             error=turn.error,
         )

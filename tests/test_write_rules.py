@@ -199,6 +199,7 @@ def test_one_turn_supersedes_at_most_the_configured_number_of_memories(client_a,
     body = say(client_a, space_a, "We have 15 employees. We run 6 vans. I moved to York.", "s2")
     assert len(body["superseded"]) == 2
     assert len(current(space_a)) == 4  # the third update is written beside the old value, not over it
+    assert len(body["held_back"]) == 1 and body["held_back"][0] in {m["id"] for m in body["created"]}
 
 
 def restore_url(space, memory_id):
