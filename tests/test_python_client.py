@@ -1,0 +1,185 @@
+"""The Python client (clients/python) against the real server: pytest-django's live server on the test database."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx2
+import pytest
+from engram_client import AsyncEngram, AuthenticationFailed, Engram, InvalidRequest, NotFound, RateLimited
+
+from tests.conftest import make_space
+
+FACT = "Hi! We run a fleet of four vans. Can you check my invoice?"
+
+
+@pytest.fixture
+def live_server(transactional_db):
+    """A live server for this test only, stopped before the test database is dropped."""
+    from pytest_django.live_server_helper import LiveServer
+
+    server = LiveServer("localhost:0")
+    yield server
+    server.stop()
+
+
+class CountingTransport(httpx2.HTTPTransport):
+    """The real HTTP transport, recording each answer's status so a test can see the retries."""
+
+    def __init__(self):
+        super().__init__()
+        self.statuses: list[int] = []
+
+    def handle_request(self, request):
+        response = super().handle_request(request)
+        self.statuses.append(response.status_code)
+        return response
+
+
+@pytest.fixture
+def engram_a(live_server, key_a, space_a):
+    with Engram(live_server.url, api_key=key_a.secret, backoff=0.05) as client:
+        yield client
+
+
+@pytest.fixture
+def engram_b(live_server, key_b, space_b):
+    with Engram(live_server.url, api_key=key_b.secret, backoff=0.05) as client:
+        yield client
+
+
+def test_a_turn_stores_what_the_customer_said_and_recall_finds_it(engram_a):
+    turn = engram_a.post_turn("customer-1", FACT, wait=True)
+    assert turn["status"] == "done"
+    assert ("fact", "We run a fleet of four vans.") in [(m["kind"], m["content"]) for m in turn["created"]]
+    recalled = engram_a.recall("customer-1", "How many vans does the customer have?")
+    assert "We run a fleet of four vans." in [m["content"] for m in recalled["memories"]]
+    assert recalled["memories"][0]["score"]["distance"] is not None
+    assert engram_a.get_turn(turn["turn_id"])["turn_id"] == turn["turn_id"]
+    reply = engram_a.post_reply("customer-1", turn["turn_id"], "Four vans, noted.")
+    assert reply["session_id"] == turn["session_id"]
+
+
+def test_posting_the_same_message_id_twice_stores_it_once(engram_a):
+    first = engram_a.post_turn("customer-1", FACT, message_id="m-1", wait=True)
+    again = engram_a.post_turn("customer-1", FACT, message_id="m-1", wait=True)
+    assert again["turn_id"] == first["turn_id"]
+    facts = [m for m in engram_a.iter_memories("customer-1", kind="fact")]
+    assert [m["content"] for m in facts] == ["We run a fleet of four vans."]
+
+
+def test_iterators_walk_every_page(engram_a):
+    for n in range(6):
+        engram_a.create_space(f"paged-{n}")
+    ids = [s["external_id"] for s in engram_a.iter_spaces(page_size=2)]
+    assert sorted(ids) == sorted(["customer-1", *(f"paged-{n}" for n in range(6))])
+    assert len(ids) == len(set(ids))
+
+
+def test_another_tenants_key_sees_nothing(engram_a, engram_b):
+    turn = engram_a.post_turn("customer-1", FACT, wait=True)
+    memory_id = turn["created"][0]["id"]
+    # Bob's tenant has a space with the same external id: it is his own, and empty.
+    assert list(engram_b.iter_memories("customer-1")) == []
+    assert engram_b.recall("customer-1", "How many vans?")["memories"] == []
+    with pytest.raises(NotFound) as caught:
+        engram_b.get_memory("customer-1", memory_id)
+    assert caught.value.code == "not_found" and caught.value.status == 404
+    with pytest.raises(NotFound):
+        engram_b.get_turn(turn["turn_id"])
+    engram_a.create_space("only-in-alices-tenant")
+    with pytest.raises(NotFound):
+        engram_b.get_space("only-in-alices-tenant")
+    assert engram_b.forget("customer-1", "Forget that I have four vans.")["forgotten"] == []
+    assert [m["id"] for m in engram_a.iter_memories("customer-1", kind="fact")] == [memory_id]
+
+
+def test_errors_carry_the_apis_code_and_details(engram_a, live_server):
+    with pytest.raises(InvalidRequest) as caught:
+        engram_a.recall("customer-1", "vans", limit=500)
+    assert caught.value.code == "invalid_request" and "limit" in caught.value.details
+    with Engram(live_server.url, api_key="eng_wrong_key", max_retries=0) as stranger:
+        with pytest.raises(AuthenticationFailed) as caught:
+            list(stranger.iter_spaces())
+    assert caught.value.status == 401
+
+
+def test_a_rate_limited_call_waits_for_retry_after_and_then_succeeds(settings, live_server, key_a, space_a):
+    settings.ENGRAM_API_RATE_LIMIT = "2/second"
+    transport = CountingTransport()
+    with Engram(live_server.url, api_key=key_a.secret, transport=transport, max_retries=4) as client:
+        for _ in range(4):
+            assert client.get_space("customer-1")["external_id"] == "customer-1"
+    assert 429 in transport.statuses
+    assert transport.statuses.count(200) == 4
+
+
+def test_a_rate_limited_call_without_retries_raises_with_the_servers_advice(settings, live_server, key_a, space_a):
+    settings.ENGRAM_API_RATE_LIMIT = "1/minute"
+    with Engram(live_server.url, api_key=key_a.secret, max_retries=0) as client:
+        client.get_space("customer-1")
+        with pytest.raises(RateLimited) as caught:
+            client.get_space("customer-1")
+    assert caught.value.code == "rate_limited" and caught.value.retry_after and caught.value.retry_after > 0
+
+
+def test_forget_dry_run_deletes_nothing_and_the_real_one_is_audited(engram_a):
+    engram_a.post_turn("customer-1", FACT, wait=True)
+    dry = engram_a.forget("customer-1", "Please forget that we have four vans.", dry_run=True)
+    assert dry["dry_run"] is True and dry["candidates"]
+    assert len(list(engram_a.iter_memories("customer-1", kind="fact"))) == 1
+    done = engram_a.forget("customer-1", "Please forget that we have four vans.")
+    assert [f["content"] for f in done["forgotten"]] == ["We run a fleet of four vans."]
+    assert list(engram_a.iter_memories("customer-1", kind="fact")) == []
+    assert engram_a.check_deletion("customer-1", "We run a fleet of four vans.")["deleted"] is True
+    assert [d["cause"] for d in engram_a.iter_deletions(space="customer-1")] == ["customer_request"]
+
+
+def test_export_and_import_round_trip(engram_a, tenant_a):
+    engram_a.post_turn("customer-1", FACT, wait=True)
+    make_space(tenant_a, "customer-copy")
+    exported = engram_a.export_space("customer-1")
+    assert exported.startswith(b"{")
+    assert engram_a.import_space("customer-copy", exported)["memories"] >= 1
+    assert [m["content"] for m in engram_a.iter_memories("customer-copy", kind="fact")] == [
+        "We run a fleet of four vans."
+    ]
+
+
+def test_shared_space_cases_and_escalations(engram_a):
+    engram_a.create_space("support-agents", kind="shared")
+    refund = "The customer wants a refund because the parcel arrived damaged."
+    stored = engram_a.resolve_escalation(
+        "support-agents", input=refund, resolution_comment="Refund under 50 EUR", outcome="refund"
+    )
+    match = engram_a.match_escalation("support-agents", refund)
+    assert match["apply"] is True and match["episode_id"] == stored["episode"]["id"]
+    assert [e["id"] for e in engram_a.iter_episodes("support-agents", kind="resolution")] == [stored["episode"]["id"]]
+    case = engram_a.create_episode("support-agents", inputs={"question": refund}, output="Refunded", outcome="resolved")
+    recalled = engram_a.recall_episodes("support-agents", {"question": refund})
+    assert [e["id"] for e in recalled["episodes"]] == [case["episode"]["id"]]
+
+
+def test_the_async_client_does_the_same(live_server, key_a, key_b, space_a, space_b):
+    async def scenario():
+        async with (
+            AsyncEngram(live_server.url, api_key=key_a.secret) as alice,
+            AsyncEngram(live_server.url, api_key=key_b.secret) as bob,
+        ):
+            turn = await alice.post_turn("customer-1", FACT, message_id="same", wait=True)
+            again = await alice.post_turn("customer-1", FACT, message_id="same", wait=True)
+            recalled = await alice.recall("customer-1", "How many vans?")
+            facts = [m async for m in alice.iter_memories("customer-1", kind="fact", page_size=1)]
+            bobs = [m async for m in bob.iter_memories("customer-1")]
+            try:
+                await bob.get_turn(turn["turn_id"])
+                bob_error = None
+            except NotFound as error:
+                bob_error = error.code
+            return turn, again, recalled, facts, bobs, bob_error
+
+    turn, again, recalled, facts, bobs, bob_error = asyncio.run(scenario())
+    assert turn["status"] == "done" and again["turn_id"] == turn["turn_id"]
+    assert "We run a fleet of four vans." in [m["content"] for m in recalled["memories"]]
+    assert [m["content"] for m in facts] == ["We run a fleet of four vans."]
+    assert bobs == [] and bob_error == "not_found"
