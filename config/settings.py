@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "tenants",
     "memory",
     "console",
+    "mcp_server",
 ]
 
 MIDDLEWARE = [
