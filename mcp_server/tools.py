@@ -109,12 +109,15 @@ def build_server() -> MCPServer:
             list[Literal["fact", "topic", "event", "instruction", "task", "message"]] | None,
             Field(description="Only these kinds."),
         ] = None,
+        provenance: Annotated[
+            bool, Field(description="Add each memory's source: session, message id, turn, when it was said.")
+        ] = False,
     ) -> dict[str, Any]:
         """Look up what Engram knows about the customer that is relevant to `query`. Returns `memories` (each with
         `score`: distance and per-strategy ranks) and a `prompt` block; `memories` is empty when nothing is close
         enough — then do not guess. take_turn already recalls for the customer's message; use this for other
         questions."""
-        return call(ctx, "recall", space, query, limit=limit, kinds=kinds)
+        return call(ctx, "recall", space, query, limit=limit, kinds=kinds, provenance=provenance or None)
 
     @server.tool()
     def forget_memories(

@@ -11,7 +11,16 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import forgetting, memory_deletion, memory_edits, recall, synthesis, turn_intake, turn_processing
+from memory import (
+    forgetting,
+    memory_deletion,
+    memory_edits,
+    provenance,
+    recall,
+    synthesis,
+    turn_intake,
+    turn_processing,
+)
 from memory.embeddings import EmbeddingUnavailable
 from memory.forget_judge import read_intent
 from memory.memory_deletion import DeletionContext
@@ -247,6 +256,8 @@ class Recall(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         result = recall.recall(space=space, query=values["query"], limit=values.get("limit"), kinds=values.get("kinds"))
+        if values["provenance"]:
+            provenance.attach_sources(space, result.hits)
         body = {"memories": result.hits, "prompt": result.prompt}
         if result.warning:
             body["warning"] = result.warning

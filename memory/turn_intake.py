@@ -91,6 +91,7 @@ def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[
         digest=key,
         role=incoming.role,
         content=incoming.content,
+        caller_message_id=incoming.message_id,
         sent_at=incoming.sent_at or timezone.now(),
     )
     return message, True

@@ -52,8 +52,9 @@ def test_a_turn_stores_what_the_customer_said_and_recall_finds_it(engram_a):
     turn = engram_a.post_turn("customer-1", FACT, wait=True)
     assert turn["status"] == "done"
     assert ("fact", "We run a fleet of four vans.") in [(m["kind"], m["content"]) for m in turn["created"]]
-    recalled = engram_a.recall("customer-1", "How many vans does the customer have?")
-    assert "We run a fleet of four vans." in [m["content"] for m in recalled["memories"]]
+    recalled = engram_a.recall("customer-1", "How many vans does the customer have?", provenance=True)
+    vans = next(m for m in recalled["memories"] if m["content"] == "We run a fleet of four vans.")
+    assert vans["source"]["turn_id"] == turn["turn_id"] and vans["source"]["message_id"].startswith("client-")
     assert recalled["memories"][0]["score"]["distance"] is not None
     assert engram_a.get_turn(turn["turn_id"])["turn_id"] == turn["turn_id"]
     reply = engram_a.post_reply("customer-1", turn["turn_id"], "Four vans, noted.")

@@ -144,8 +144,16 @@ class Operations(Generic[Result, Pages]):
         limit: int | None = None,
         kinds: Sequence[str] | None = None,
         synthesize: bool | None = None,
+        provenance: bool | None = None,
     ) -> Result:
-        body = without_none(query=query, limit=limit, kinds=list(kinds) if kinds else None, synthesize=synthesize)
+        """What is close enough to ``query``; ``provenance=True`` adds each memory's ``source``."""
+        body = without_none(
+            query=query,
+            limit=limit,
+            kinds=list(kinds) if kinds else None,
+            synthesize=synthesize,
+            provenance=provenance,
+        )
         return self._send(ApiRequest("POST", space_path(space, "recall"), json=body, idempotent=True))
 
     def forget(self, space: str, utterance: str, *, dry_run: bool = False) -> Result:
