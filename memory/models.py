@@ -157,6 +157,7 @@ class DeletionAudit(models.Model):
         OPERATOR = "operator"
         API_KEY = "api_key"
         SPACE_ERASURE = "space_erasure"
+        RETENTION = "retention"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant_id = models.UUIDField(db_index=True)
