@@ -35,7 +35,8 @@ class RetentionReport:
     transcript_lines: int = 0
 
     def __add__(self, other: RetentionReport) -> RetentionReport:
-        return RetentionReport(*(a + b for a, b in zip(dataclasses.astuple(self), dataclasses.astuple(other))))
+        mine, theirs = dataclasses.astuple(self), dataclasses.astuple(other)
+        return RetentionReport(*(a + b for a, b in zip(mine, theirs, strict=True)))
 
 
 def _expired_tasks(space, settings: dict, now: datetime.datetime) -> tuple[list[Memory], dict]:
