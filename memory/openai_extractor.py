@@ -14,6 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from memory import telemetry
 from memory.extraction import KINDS, Candidate, CustomerText, ModelUnavailable
 from memory.text_analysis import detect_language
 
@@ -61,6 +62,7 @@ def chat_client():
     )
 
 
+@telemetry.chat_call
 def chat_json(client, *, system: str, user: str, schema_name: str, schema: dict) -> dict:
     """One chat completion whose reply must be a JSON object; ModelUnavailable otherwise."""
     import openai

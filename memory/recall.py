@@ -30,6 +30,7 @@ from memory.embeddings import EmbeddingUnavailable, get_embedder
 from memory.models import Memory, Message
 from memory.prompt_block import build_prompt
 from memory.query_analysis import QueryAnalysis, analyse_query
+from memory.telemetry import traced
 from tenants.space_settings import effective_settings
 
 RRF_K = 60
@@ -165,6 +166,7 @@ def _useful_tokens(space_id, tokens: set[str]) -> dict[str, str]:
     return {d: t for d, t in digests.items() if frequency[d]}
 
 
+@traced("search_memory engram", operation="search_memory", records=lambda r: len(r.hits), query_argument="query")
 def recall(
     *,
     space,

@@ -17,6 +17,7 @@ from django.utils import timezone
 from config.api_errors import DomainError, PayloadTooLarge
 from memory.digests import digest, message_digest
 from memory.models import Message, Session, Turn
+from memory.telemetry import traced
 from memory.turn_queue import enqueue_turn
 
 MAX_MESSAGE_BYTES = 32 * 1024
@@ -97,6 +98,7 @@ def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[
     return message, True
 
 
+@traced("engram.turn.intake")
 @transaction.atomic
 def receive_turn(
     *, space, message: str, session_id: str | None = None, message_id: str = "", channel: str = "", at=None
@@ -120,6 +122,7 @@ def receive_turn(
     return TurnReceipt(turn=turn, session=session, is_new=True)
 
 
+@traced("engram.turn.intake")
 @transaction.atomic
 def receive_transcript(*, space, messages: list[IncomingMessage], session_id: str | None = None) -> TurnReceipt:
     if not messages:

@@ -24,6 +24,7 @@ from memory.extraction import Candidate, CustomerText, ModelUnavailable, get_ext
 from memory.grounding import Grounded, Rejected, ground
 from memory.memory_writer import WriteOutcome, write_entries
 from memory.models import Message, Turn
+from memory.telemetry import traced
 from memory.text_analysis import search_tokens, split_sentences
 from memory.turn_queue import enqueue_turn
 from tenants import scope
@@ -68,6 +69,7 @@ def analyse(messages: list[Message]) -> tuple[list[MessageAnalysis], list[list[G
     return analyses, grounded_per_message, rejected
 
 
+@traced("update_memory engram", operation="update_memory", records=lambda t: len(t.created_ids) + len(t.merged_ids))
 def process_turn(turn: Turn) -> Turn:
     """Run the pipeline for a turn inside the current (space-scoped) transaction and record the result."""
     space = Space.objects.select_related("tenant").get(pk=turn.space_id)
