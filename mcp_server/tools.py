@@ -50,6 +50,8 @@ def call(ctx: Context, operation: str, *args: Any, **kwargs: Any) -> Any:
         except EngramError as error:
             detail = f" {error.details}" if error.details else ""
             raise ToolError(f"{error.code}: {error.message}{detail}") from None
+        except ValueError as error:  # an id the client refuses to put in a URL
+            raise ToolError(f"invalid_request: {error}") from None
 
 
 def build_server() -> MCPServer:
@@ -150,6 +152,8 @@ def build_server() -> MCPServer:
                         break
             except EngramError as error:
                 raise ToolError(f"{error.code}: {error.message}") from None
+            except ValueError as error:
+                raise ToolError(f"invalid_request: {error}") from None
         return {"memories": memories}
 
     @server.tool()

@@ -116,10 +116,15 @@ def test_another_tenants_key_sees_nothing_over_mcp(mcp_url, key_a, key_b, space_
                 ("recall_memories", {"space": "customer-1", "query": "How many vans?"}),
                 ("get_memory", {"space": "customer-1", "memory_id": memory_id}),
                 ("forget_memories", {"space": "customer-1", "utterance": "Forget that we have four vans."}),
+                (
+                    "get_memory",
+                    {"space": "customer-1", "memory_id": f"../../../spaces/customer-1/memories/{memory_id}"},
+                ),
             ],
         )
     )
-    listed, recalled, stolen, forgot = results
+    listed, recalled, stolen, forgot, traversal = results
+    assert traversal.is_error and "invalid_request" in traversal.content[0].text
     assert listed.structured_content == {"memories": []}
     assert recalled.structured_content["memories"] == []
     assert stolen.is_error and "not_found" in stolen.content[0].text and VANS not in stolen.content[0].text

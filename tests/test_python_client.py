@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 
 import httpx2
 import pytest
@@ -184,3 +185,27 @@ def test_the_async_client_does_the_same(live_server, key_a, key_b, space_a, spac
     assert "We run a fleet of four vans." in [m["content"] for m in recalled["memories"]]
     assert [m["content"] for m in facts] == ["We run a fleet of four vans."]
     assert bobs == [] and bob_error == "not_found"
+
+
+def test_retry_after_is_read_as_seconds_or_a_date_and_bounded():
+    from email.utils import format_datetime
+
+    from engram_client._requests import retry_after_seconds
+
+    now = 1_800_000_000.0
+    in_ten_seconds = format_datetime(datetime.datetime.fromtimestamp(now + 10, tz=datetime.UTC), usegmt=True)
+    assert retry_after_seconds("5") == 5.0
+    assert retry_after_seconds(in_ten_seconds, now=now) == pytest.approx(10.0)
+    assert retry_after_seconds("3600") == 60.0  # a hostile or broken server cannot park the client for an hour
+    assert retry_after_seconds("-4") == 0.0
+    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
+
+
+def test_an_id_that_names_another_path_is_refused_before_anything_is_sent(live_server, key_a, space_a):
+    transport = CountingTransport()
+    with Engram(live_server.url, api_key=key_a.secret, transport=transport) as client:
+        for space, memory_id in (("customer-1/memories", "x"), ("customer-1", "../../deletions"), ("..", "x")):
+            with pytest.raises(ValueError):
+                client.get_memory(space, memory_id)
+        assert client.get_space("customer-1")["external_id"] == "customer-1"
+    assert transport.statuses == [200]

@@ -27,8 +27,15 @@ class ApiRequest:
 
 
 def segment(value: object) -> str:
-    """A path segment, quoted so an id can never reach another path: ``segment("a/b") == "a%2Fb"``."""
-    return quote(str(value), safe="")
+    """One path segment: ``segment("customer 42") == "customer%2042"``.
+
+    An id that could name another path (``..``, or with a slash, which servers decode even when quoted) is
+    refused before anything is sent: ``segment("a/b")`` raises ``ValueError``.
+    """
+    text = str(value)
+    if text in ("", ".", "..") or "/" in text or "\\" in text:
+        raise ValueError(f"Not a valid id for a URL path: {text!r}")
+    return quote(text, safe="")
 
 
 def space_path(space: str, *rest: object) -> str:
