@@ -91,3 +91,14 @@ def test_another_tenant_cannot_read_a_memorys_source(client_a, client_b, space_a
     response = client_b.get(reverse("memory-detail", args=[space_a.external_id, fact["id"]]))
     assert response.status_code == 404 and b"secret-id" not in response.content
     assert memories(client_b, space_b) == []
+
+
+def test_the_console_shows_where_a_memory_came_from_even_to_support(client, client_a, tenant_a, space_a):
+    from tenants.tenant_admin import create_operator
+
+    turn = post_turn(client_a, space_a, "Hi! We run a fleet of four vans.", session_id="chat-1", message_id="msg-77")
+    support = create_operator(tenant=tenant_a, username="sam", password="a-long-password", role="support")
+    client.force_login(support.user)
+    page = client.get(f"/console/spaces/{space_a.external_id}/").content.decode()
+    assert "message msg-77" in page and f"turn {turn['turn_id'][:8]}" in page and "chat-1" in page
+    assert "four vans" not in page  # support sees where it came from, never what it says
