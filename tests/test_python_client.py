@@ -209,3 +209,38 @@ def test_an_id_that_names_another_path_is_refused_before_anything_is_sent(live_s
                 client.get_memory(space, memory_id)
         assert client.get_space("customer-1")["external_id"] == "customer-1"
     assert transport.statuses == [200]
+
+
+def test_the_remaining_operations_round_trip(engram_a):
+    turn = engram_a.ingest(
+        "customer-1",
+        [{"role": "agent", "content": "How can I help?"}, {"role": "customer", "content": FACT, "id": "line-2"}],
+        session_id="import-1",
+        wait=True,
+    )
+    assert turn["status"] == "done"
+    again = engram_a.ingest(
+        "customer-1",
+        [{"role": "agent", "content": "How can I help?"}, {"role": "customer", "content": FACT, "id": "line-2"}],
+        session_id="import-1",
+    )
+    assert again["turn_id"] == turn["turn_id"]
+    [fact] = engram_a.iter_memories("customer-1", kind="fact")
+    edited = engram_a.update_memory("customer-1", fact["id"], content="We run a fleet of five vans.")
+    assert edited["content"] == "We run a fleet of five vans."
+    assert engram_a.delete_memory("customer-1", fact["id"]) is None
+    assert list(engram_a.iter_memories("customer-1", kind="fact")) == []
+    assert engram_a.update_space("customer-1", display_name="First customer")["display_name"] == "First customer"
+
+    engram_a.create_space("support-agents", kind="shared")
+    stored = engram_a.create_episode("support-agents", inputs={"question": "Where is my parcel?"}, output="Tracked",
+                                     outcome="resolved")  # fmt: skip
+    episode_id = stored["episode"]["id"]
+    assert engram_a.get_episode("support-agents", episode_id)["output"] == "Tracked"
+    assert engram_a.update_episode("support-agents", episode_id, output="Tracked it")["output"] == "Tracked it"
+    engram_a.delete_episode("support-agents", episode_id)
+    with pytest.raises(NotFound):
+        engram_a.get_episode("support-agents", episode_id)
+    engram_a.delete_space("support-agents")
+    with pytest.raises(NotFound):
+        engram_a.get_space("support-agents")
