@@ -67,14 +67,18 @@ def build_server() -> MCPServer:
             str | None, Field(description="Your id for this message; resending it stores nothing twice.")
         ] = None,
         create_space: Annotated[bool, Field(description="Create the space if this is a new customer.")] = False,
+        provenance: Annotated[
+            bool, Field(description="Add each recalled memory's source: session, message id, turn, when said.")
+        ] = False,
     ) -> dict[str, Any]:
         """Call at the START of every customer turn, before answering. Stores the customer's message (facts are
         learnt from it in the background) and returns `memories` recalled for it with scores, `prompt` (a block to
         put in your system prompt), `turn_id` (for record_reply) and, when the customer asked to forget something,
         `forgotten` and `confirmation` (a sentence to say back; `""` otherwise)."""
         return call(
-            ctx, "post_turn", space, message, session_id=session_id, message_id=message_id, create_space=create_space
-        )
+            ctx, "post_turn", space, message, session_id=session_id, message_id=message_id,
+            create_space=create_space, provenance=provenance or None,
+        )  # fmt: skip
 
     @server.tool()
     def record_reply(

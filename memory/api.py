@@ -91,13 +91,15 @@ def forget_in_turn(request, receipt: turn_intake.TurnReceipt, message: str):
 
 
 def respond_with_turn(
-    request, receipt: turn_intake.TurnReceipt, *, recall_query: str | None = None, forgot=None
+    request, receipt: turn_intake.TurnReceipt, *, recall_query: str | None = None, forgot=None, sources=False
 ) -> Response:
     """The turn's receipt; for a single message also what is recalled for it, at turn start."""
     turn = receipt.turn
     recalled = None
     if recall_query is not None:
         recalled = recall.recall(space=turn.space, query=recall_query, current_session=receipt.session)
+        if sources:
+            provenance.attach_sources(turn.space, recalled.hits)
     wait = wants_wait(request)
     if wait and turn.status == Turn.Status.QUEUED:
         turn = turn_processing.attempt_turn(turn)
@@ -124,9 +126,10 @@ class TurnCreate(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         space = space_in_scope(request, external_id, create=values.pop("create_space"))
+        sources = values.pop("provenance")
         receipt = turn_intake.receive_turn(space=space, **values)
         forgot = forget_in_turn(request, receipt, values["message"])
-        return respond_with_turn(request, receipt, recall_query=values["message"], forgot=forgot)
+        return respond_with_turn(request, receipt, recall_query=values["message"], forgot=forgot, sources=sources)
 
 
 class TranscriptIngest(APIView):

@@ -22,6 +22,7 @@ class TurnInput(serializers.Serializer):
     channel = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     at = serializers.DateTimeField(required=False)
     create_space = serializers.BooleanField(required=False, default=False)
+    provenance = serializers.BooleanField(required=False, default=False, help_text="Add each memory's source.")
 
 
 class TranscriptMessageInput(serializers.Serializer):

@@ -74,6 +74,15 @@ def test_recall_returns_sources_only_when_asked(client_a, space_a):
     assert refused.status_code == 400 and "provenance" in refused.json()["error"]["details"]
 
 
+def test_a_turn_returns_the_sources_of_what_it_recalls_when_asked(client_a, space_a):
+    first = post_turn(client_a, space_a, "Hi! We run a fleet of four vans.", message_id="m-1")
+    plain = post_turn(client_a, space_a, "How many vans do we have?")
+    assert plain["memories"] and all("source" not in m for m in plain["memories"])
+    asked = post_turn(client_a, space_a, "Remind me how many vans we run?", provenance=True)
+    vans = next(m for m in asked["memories"] if m["content"] == VANS)
+    assert vans["source"]["turn_id"] == first["turn_id"] and vans["source"]["message_id"] == "m-1"
+
+
 def test_listing_costs_the_same_queries_for_one_memory_or_many(client_a, space_a):
     post_turn(client_a, space_a, "Hi! We run a fleet of four vans.")
     with CaptureQueriesContext(connection) as one:

@@ -65,6 +65,7 @@ class Operations(Generic[Result, Pages]):
         at: str | None = None,
         create_space: bool = False,
         wait: bool = False,
+        provenance: bool | None = None,
     ) -> Result:
         """Store the customer's message; the answer carries what is recalled for it (``memories``, ``prompt``).
 
@@ -78,6 +79,7 @@ class Operations(Generic[Result, Pages]):
             channel=channel,
             at=at,
             create_space=create_space,
+            provenance=provenance,
         )
         params = query_flags(wait=True) if wait else None
         return self._send(ApiRequest("POST", space_path(space, "turns"), params=params, json=body, idempotent=True))
