@@ -11,20 +11,12 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory import (
-    forgetting,
-    memory_deletion,
-    memory_edits,
-    provenance,
-    recall,
-    synthesis,
-    turn_intake,
-    turn_processing,
-)
+from memory import forgetting, memory_deletion, memory_edits, recall, synthesis, turn_intake, turn_processing
 from memory.embeddings import EmbeddingUnavailable
 from memory.forget_judge import read_intent
 from memory.memory_deletion import DeletionContext
 from memory.models import DeletionAudit, Turn
+from memory.provenance import attach_sources
 from memory.serializers import (
     ForgetInput,
     ForgetOutput,
@@ -99,7 +91,7 @@ def respond_with_turn(
     if recall_query is not None:
         recalled = recall.recall(space=turn.space, query=recall_query, current_session=receipt.session)
         if sources:
-            provenance.attach_sources(turn.space, recalled.hits)
+            attach_sources(turn.space, recalled.hits)
     wait = wants_wait(request)
     if wait and turn.status == Turn.Status.QUEUED:
         turn = turn_processing.attempt_turn(turn)
@@ -260,7 +252,7 @@ class Recall(APIView):
         values = data.validated_data
         result = recall.recall(space=space, query=values["query"], limit=values.get("limit"), kinds=values.get("kinds"))
         if values["provenance"]:
-            provenance.attach_sources(space, result.hits)
+            attach_sources(space, result.hits)
         body = {"memories": result.hits, "prompt": result.prompt}
         if result.warning:
             body["warning"] = result.warning
