@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import http.server
+import threading
+import time
 
 import httpx2
 import pytest
@@ -244,3 +247,58 @@ def test_the_remaining_operations_round_trip(engram_a):
     engram_a.delete_space("support-agents")
     with pytest.raises(NotFound):
         engram_a.get_space("support-agents")
+
+
+class FlakyApi(http.server.BaseHTTPRequestHandler):
+    """A local server that answers 503 with Retry-After a set number of times, then the API's JSON."""
+
+    unavailable_left = 0
+    seen: list = []
+
+    def answer(self):
+        FlakyApi.seen.append((self.command, self.path, time.monotonic()))
+        if FlakyApi.unavailable_left > 0:
+            FlakyApi.unavailable_left -= 1
+            body = b'{"error": {"code": "service_unavailable", "message": "restarting", "details": null}}'
+            self.send_response(503)
+            self.send_header("Retry-After", "1")
+        else:
+            body = b'{"external_id": "customer-1"}'
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = answer
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def flaky_api():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FlakyApi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    FlakyApi.seen = []
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+def test_a_503_is_retried_after_the_servers_retry_after(flaky_api):
+    FlakyApi.unavailable_left = 2
+    with Engram(flaky_api, api_key="eng_x_y", backoff=0) as client:
+        assert client.get_space("customer-1") == {"external_id": "customer-1"}
+    times = [t for _, _, t in FlakyApi.seen]
+    assert len(times) == 3 and all(later - earlier >= 0.95 for earlier, later in zip(times, times[1:], strict=False))
+
+
+def test_when_retries_run_out_the_503_is_raised_with_its_code(flaky_api):
+    from engram_client import ServiceUnavailable
+
+    FlakyApi.unavailable_left = 5
+    with Engram(flaky_api, api_key="eng_x_y", max_retries=1) as client:
+        with pytest.raises(ServiceUnavailable) as caught:
+            client.get_space("customer-1")
+    assert caught.value.code == "service_unavailable" and caught.value.retry_after == 1.0
+    assert len(FlakyApi.seen) == 2
