@@ -166,7 +166,13 @@ def _useful_tokens(space_id, tokens: set[str]) -> dict[str, str]:
     return {d: t for d, t in digests.items() if frequency[d]}
 
 
-@traced("search_memory engram", operation="search_memory", records=lambda r: len(r.hits), query_argument="query")
+@traced(
+    "search_memory engram",
+    operation="search_memory",
+    records=lambda r: len(r.hits),
+    query_argument="query",
+    contents=lambda r: [h["content"] for h in r.hits],
+)
 def recall(
     *,
     space,

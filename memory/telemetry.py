@@ -105,9 +105,11 @@ def traced(
     operation: str | None = None,
     records: Callable[[Any], int] | None = None,
     query_argument: str | None = None,
+    contents: Callable[[Any], list[str]] | None = None,
 ) -> Callable:
     """Decorate a keyword-argument function: one span per call with its scope ids and, from the result,
-    ``gen_ai.memory.record.count``; ``query_argument``'s text only when content capture is on."""
+    ``gen_ai.memory.record.count``; ``query_argument``'s text and the ``contents`` of the result only when
+    content capture is on."""
 
     def decorate(function: Callable) -> Callable:
         @functools.wraps(function)
@@ -121,6 +123,8 @@ def traced(
                 result = function(*args, **kwargs)
                 if records is not None and current.is_recording():
                     current.set_attribute(RECORD_COUNT, records(result))
+                if contents is not None:
+                    record_contents(current, contents(result))
                 return result
 
         return wrapper

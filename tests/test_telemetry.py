@@ -1,6 +1,7 @@
 """OpenTelemetry spans: what the turn loop, recall, forgetting and deletion emit, and what they never carry."""
 
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -78,6 +79,8 @@ def test_an_operator_can_opt_in_to_the_query_and_records(client_a, space_a, span
     [search] = by_name(spans)["search_memory engram"]
     assert search.attributes["gen_ai.memory.query.text"] == "How many vans?"
     assert search.attributes["gen_ai.memory.record.count"] >= 1
+    records = json.loads(search.attributes["gen_ai.memory.records"])
+    assert {"content": "We run a fleet of four vans."} in records
 
 
 def test_a_deletion_span_counts_the_rows_and_names_the_cause(client_a, space_a, spans):
