@@ -33,10 +33,11 @@ run: migrate
 	@echo "Starting the worker and the server on http://127.0.0.1:8000 (Ctrl-C stops both)."
 	@$(DEV_ENV) $(PY) manage.py db_worker --queue-name '*' --no-reload & worker=$$!; \
 	$(DEV_ENV) $(PY) manage.py sweep_turns --every 30 & sweeper=$$!; \
-	trap "kill $$worker $$sweeper 2>/dev/null" EXIT INT TERM; \
+	$(DEV_ENV) $(PY) manage.py mcp --http --port 8001 & mcp=$$!; \
+	trap "kill $$worker $$sweeper $$mcp 2>/dev/null" EXIT INT TERM; \
 	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:8000 --noreload
 
-# Production-style serving on 127.0.0.1:8000: gunicorn (2 workers x 4 threads) with static files
+# Production-style serving on 127.0.0.1:8000 (MCP over HTTP on 127.0.0.1:8001/mcp): gunicorn (2 workers x 4 threads) with static files
 # through whitenoise, the task worker and the retry sweep beside it. Needs ENGRAM_SECRET_KEY and a
 # master key in the environment (see docs/operations.md); DEBUG stays off.
 serve: db-start
@@ -44,7 +45,8 @@ serve: db-start
 	$(PY) manage.py collectstatic --no-input -v0
 	@$(PY) manage.py db_worker --queue-name '*' --no-reload & worker=$$!; \
 	$(PY) manage.py sweep_turns --every 30 & sweeper=$$!; \
-	trap "kill $$worker $$sweeper 2>/dev/null" EXIT INT TERM; \
+	$(PY) manage.py mcp --http --port 8001 & mcp=$$!; \
+	trap "kill $$worker $$sweeper $$mcp 2>/dev/null" EXIT INT TERM; \
 	$(PY) -m gunicorn config.wsgi:application --bind 127.0.0.1:8000 --workers 2 --threads 4 \
 	  --worker-class gthread --access-logfile -
 

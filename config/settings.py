@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "tenants",
     "memory",
     "console",
+    "mcp_server",
 ]
 
 MIDDLEWARE = [
@@ -193,6 +194,8 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
+# OpenTelemetry: memory text and queries reach span attributes only when the operator opts in.
+ENGRAM_OTEL_CAPTURE_CONTENT = env_flag("ENGRAM_OTEL_CAPTURE_CONTENT")
 # Behind TLS (a proxy that terminates it and sets X-Forwarded-Proto): HSTS and secure cookies.
 if env_flag("ENGRAM_BEHIND_TLS"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

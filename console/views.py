@@ -15,7 +15,7 @@ from console.access import AUDIT_ROLES, OPERATOR_ROLES, console_view, may_read_m
 from console.charts import bar_chart
 from console.dashboards import overview as overview_numbers
 from console.form_input import BadInput, bad_request, error_status, parse_filter_time
-from memory import deletion_audit, memory_edits
+from memory import deletion_audit, memory_edits, provenance
 from memory.episodes import describe
 from memory.memory_deletion import DeletionContext, delete_memory
 from memory.models import DeletionAudit, Episode, Memory, Turn
@@ -51,11 +51,12 @@ def space_detail(request, external_id):
     space = _space(request, external_id)
     show_text = may_read_memory_text(request)
     memories = list(memory_edits.memories_of(space).select_related("source_session"))
+    sources = provenance.sources_for(memories)  # ids and times only: support staff may see them
     groups = []
     for kind in Memory.Kind.values:
         rows = [m for m in memories if m.kind == kind]
         if rows:
-            groups.append({"kind": kind, "rows": [_memory_row(m, show_text) for m in rows]})
+            groups.append({"kind": kind, "rows": [_memory_row(m, show_text, sources.get(m.pk)) for m in rows]})
     turns = [_turn_row(t, show_text) for t in Turn.objects.filter(space=space).order_by("-created_at")[:20]]
     shared = space.kind == Space.Kind.SHARED
     cases = _cases(space, show_text) if shared else []
@@ -87,7 +88,7 @@ def _cases(space, show_text: bool) -> list[dict]:
     ]
 
 
-def _memory_row(memory: Memory, show_text: bool) -> dict:
+def _memory_row(memory: Memory, show_text: bool, source: dict | None = None) -> dict:
     history = memory_edits.history_of(memory)[1:]
     return {
         "id": memory.id,
@@ -96,6 +97,7 @@ def _memory_row(memory: Memory, show_text: bool) -> dict:
         "importance": memory.importance,
         "mentions": memory.mention_count,
         "session": memory.source_session.external_id if memory.source_session else "",
+        "source": source or {},
         "updated_at": memory.updated_at,
         "history": [
             {

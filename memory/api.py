@@ -16,6 +16,7 @@ from memory.embeddings import EmbeddingUnavailable
 from memory.forget_judge import read_intent
 from memory.memory_deletion import DeletionContext
 from memory.models import DeletionAudit, Turn
+from memory.provenance import attach_sources
 from memory.serializers import (
     ForgetInput,
     ForgetOutput,
@@ -82,13 +83,15 @@ def forget_in_turn(request, receipt: turn_intake.TurnReceipt, message: str):
 
 
 def respond_with_turn(
-    request, receipt: turn_intake.TurnReceipt, *, recall_query: str | None = None, forgot=None
+    request, receipt: turn_intake.TurnReceipt, *, recall_query: str | None = None, forgot=None, sources=False
 ) -> Response:
     """The turn's receipt; for a single message also what is recalled for it, at turn start."""
     turn = receipt.turn
     recalled = None
     if recall_query is not None:
         recalled = recall.recall(space=turn.space, query=recall_query, current_session=receipt.session)
+        if sources:
+            attach_sources(turn.space, recalled.hits)
     wait = wants_wait(request)
     if wait and turn.status == Turn.Status.QUEUED:
         turn = turn_processing.attempt_turn(turn)
@@ -115,9 +118,10 @@ class TurnCreate(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         space = space_in_scope(request, external_id, create=values.pop("create_space"))
+        sources = values.pop("provenance")
         receipt = turn_intake.receive_turn(space=space, **values)
         forgot = forget_in_turn(request, receipt, values["message"])
-        return respond_with_turn(request, receipt, recall_query=values["message"], forgot=forgot)
+        return respond_with_turn(request, receipt, recall_query=values["message"], forgot=forgot, sources=sources)
 
 
 class TranscriptIngest(APIView):
@@ -262,6 +266,8 @@ class Recall(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         result = recall.recall(space=space, query=values["query"], limit=values.get("limit"), kinds=values.get("kinds"))
+        if values["provenance"]:
+            attach_sources(space, result.hits)
         body = {"memories": result.hits, "prompt": result.prompt}
         if result.warning:
             body["warning"] = result.warning

@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 from django.conf import settings
 
+from memory import telemetry
 from memory.models import EMBEDDING_DIMENSIONS
 from memory.text_analysis import bounded
 
@@ -100,7 +101,10 @@ class CachingEmbedder:
             found = {t: self._cache.get((cache_scope, t, query)) for t in texts}
         missing = list(dict.fromkeys(t for t, v in found.items() if v is None))
         if missing:
-            fresh = self.inner.embed([bounded(t) for t in missing], query=query)
+            with telemetry.span(
+                f"embeddings {self.name}", operation="embeddings", **{telemetry.REQUEST_MODEL: self.name}
+            ):
+                fresh = self.inner.embed([bounded(t) for t in missing], query=query)
             with self._lock:
                 for text, vector in zip(missing, fresh, strict=True):
                     found[text] = vector

@@ -30,6 +30,7 @@ from memory.forget_judge import ForgetIntent, Offered, judge, read_intent
 from memory.memory_deletion import Deleted, DeletionContext, delete_memories
 from memory.models import Memory
 from memory.space_vectors import embed_for_space
+from memory.telemetry import traced
 from memory.text_analysis import normalise, search_tokens
 from tenants.space_settings import SETTINGS, effective_settings
 
@@ -166,6 +167,7 @@ def confirmation_for(language: str, forgotten: list[Deleted], more: int, *, expl
     return done.format(items=items) + (more_note.format(more=more) if more else "")
 
 
+@traced("engram.forget", records=lambda outcome: len(outcome.forgotten))
 def forget(*, space, utterance: str, context: DeletionContext, dry_run: bool = False) -> ForgetOutcome:
     settings = effective_settings(space)
     floor = settings["forget_floor"]

@@ -15,6 +15,7 @@ from django.db import transaction
 from memory.deletion_audit import record_deletion
 from memory.memory_edits import history_of
 from memory.models import Memory, Message
+from memory.telemetry import traced
 from tenants.space_settings import effective_settings
 
 
@@ -33,6 +34,7 @@ class DeletionContext:
     limits: dict | None = None
 
 
+@traced("delete_memory engram", operation="delete_memory", records=len)
 @transaction.atomic
 def delete_memories(*, space, memories: list[Memory], context: DeletionContext, distances=None) -> list[Deleted]:
     distances = distances or {}

@@ -49,6 +49,8 @@ class Message(models.Model):
     # Content address: HMAC(space key, session, role, content) or of the caller's message id.
     digest = models.CharField(max_length=64)
     role = models.CharField(max_length=16, choices=Role.choices)
+    # The id the caller sent with the message (``message_id``), shown as the provenance of what it taught.
+    caller_message_id = models.CharField(max_length=200, blank=True, default="")
     # Null once the turn is processed when the space does not keep transcripts.
     content = EncryptedTextField(null=True, blank=True)
     # Blind keyword index of the kept text (transcript recall); empty when the text is not kept.
@@ -160,6 +162,7 @@ class DeletionAudit(models.Model):
         OPERATOR = "operator"
         API_KEY = "api_key"
         SPACE_ERASURE = "space_erasure"
+        RETENTION = "retention"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant_id = models.UUIDField(db_index=True)

@@ -17,7 +17,7 @@ from django.conf import settings
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from memory import model_budget
+from memory import model_budget, telemetry
 from memory.extraction import KINDS, Candidate, CustomerText, ModelUnavailable
 from memory.text_analysis import detect_language
 
@@ -82,6 +82,7 @@ def reply_problem(data, schema: dict) -> str | None:
     return f"{where}: {error.message[:200]}"
 
 
+@telemetry.chat_call
 def chat_json(client, *, system: str, user: str, schema_name: str, schema: dict) -> dict:
     """One chat completion whose reply must match ``schema`` exactly; ModelUnavailable otherwise.
 

@@ -32,6 +32,7 @@ from memory.models import Memory, Message
 from memory.prompt_block import build_prompt, line_for
 from memory.query_analysis import QueryAnalysis, analyse_query
 from memory.space_vectors import embed_for_space
+from memory.telemetry import traced
 from tenants.space_settings import effective_settings
 
 RRF_K = 60
@@ -167,6 +168,13 @@ def _useful_tokens(space_id, tokens: set[str]) -> dict[str, str]:
     return {d: t for d, t in digests.items() if frequency[d]}
 
 
+@traced(
+    "search_memory engram",
+    operation="search_memory",
+    records=lambda r: len(r.hits),
+    query_argument="query",
+    contents=lambda r: [h["content"] for h in r.hits],
+)
 def recall(
     *,
     space,

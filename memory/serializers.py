@@ -1,5 +1,7 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from memory import provenance
 from memory.models import Memory, Message
 from tenants.models import EXTERNAL_ID_PATTERN
 
@@ -20,6 +22,7 @@ class TurnInput(serializers.Serializer):
     channel = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     at = serializers.DateTimeField(required=False)
     create_space = serializers.BooleanField(required=False, default=False)
+    provenance = serializers.BooleanField(required=False, default=False, help_text="Add each memory's source.")
 
 
 class TranscriptMessageInput(serializers.Serializer):
@@ -37,6 +40,13 @@ class IngestInput(serializers.Serializer):
 
 class ReplyInput(serializers.Serializer):
     content = StrictTextField(trim_whitespace=False, allow_blank=True)
+
+
+class SourceOutput(serializers.Serializer):
+    session_id = serializers.CharField(allow_null=True)
+    message_id = serializers.CharField(allow_null=True, help_text="The message_id the caller sent, if any.")
+    turn_id = serializers.UUIDField(allow_null=True)
+    said_at = serializers.DateTimeField(allow_null=True)
 
 
 class MemoryOutput(serializers.ModelSerializer):
@@ -60,7 +70,18 @@ class MemoryOutput(serializers.ModelSerializer):
             "superseded_reason",
             "created_at",
             "updated_at",
+            "source",
         ]
+
+    source = serializers.SerializerMethodField(help_text="Where it came from: session, message_id, turn, time.")
+
+    @extend_schema_field(SourceOutput)
+    def get_source(self, memory) -> dict:
+        # One batch for the whole list (the parent's instance), so a page costs a fixed number of queries.
+        if "_sources" not in self.__dict__:
+            batch = self.parent.instance if self.parent is not None else [self.instance]
+            self._sources = provenance.sources_for(batch)
+        return self._sources.get(memory.pk) or provenance.sources_for([memory])[memory.pk]
 
 
 class MemoryBrief(serializers.Serializer):
@@ -82,6 +103,7 @@ class RecallInput(serializers.Serializer):
         child=serializers.ChoiceField(choices=Memory.Kind.choices), required=False, allow_empty=False
     )
     synthesize = serializers.BooleanField(required=False, default=False)
+    provenance = serializers.BooleanField(required=False, default=False, help_text="Add each memory's source.")
 
 
 class ScoreOutput(serializers.Serializer):
@@ -99,6 +121,7 @@ class RecalledMemory(serializers.Serializer):
     event_at = serializers.DateTimeField(allow_null=True)
     updated_at = serializers.DateTimeField()
     score = ScoreOutput()
+    source = SourceOutput(required=False)
 
 
 class RecallOutput(serializers.Serializer):

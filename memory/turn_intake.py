@@ -18,6 +18,7 @@ from config.api_errors import DomainError, PayloadTooLarge
 from memory import model_budget
 from memory.digests import digest, message_digest
 from memory.models import Message, Session, Turn
+from memory.telemetry import traced
 from memory.turn_queue import enqueue_turn
 
 MAX_MESSAGE_BYTES = 32 * 1024
@@ -92,11 +93,13 @@ def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[
         digest=key,
         role=incoming.role,
         content=incoming.content,
+        caller_message_id=incoming.message_id,
         sent_at=incoming.sent_at or timezone.now(),
     )
     return message, True
 
 
+@traced("engram.turn.intake")
 @transaction.atomic
 def receive_turn(
     *, space, message: str, session_id: str | None = None, message_id: str = "", channel: str = "", at=None
@@ -121,6 +124,7 @@ def receive_turn(
     return TurnReceipt(turn=turn, session=session, is_new=True)
 
 
+@traced("engram.turn.intake")
 @transaction.atomic
 def receive_transcript(*, space, messages: list[IncomingMessage], session_id: str | None = None) -> TurnReceipt:
     if not messages:

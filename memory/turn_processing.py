@@ -26,6 +26,7 @@ from memory.memory_writer import WriteOutcome, write_entries
 from memory.model_budget import ModelTimeBudgetSpent
 from memory.models import Message, Turn
 from memory.space_vectors import embed_for_space
+from memory.telemetry import traced
 from memory.text_analysis import search_tokens, split_sentences
 from memory.turn_queue import enqueue_turn
 from tenants import scope
@@ -82,6 +83,7 @@ def cap_entries(grounded_per_message: list[list[Grounded]], limit: int) -> tuple
     return kept, over
 
 
+@traced("update_memory engram", operation="update_memory", records=lambda t: len(t.created_ids) + len(t.merged_ids))
 def process_turn(turn: Turn) -> Turn:
     """Run the pipeline for a turn inside the current (space-scoped) transaction and record the result."""
     space = Space.objects.select_related("tenant").get(pk=turn.space_id)

@@ -193,6 +193,19 @@ SETTINGS = {
             "Score at which a new episode or resolution counts as a near-duplicate of a stored one.",
             shared_only=True,
         ),
+        # Retention (memory/retention.py, enforced by the sweep); 0 keeps forever.
+        Setting("task_retention_days", int, 30, 0, 3650, "Days a task lives after its last change (0: no limit)."),
+        Setting(
+            "task_expires_with_session",
+            bool,
+            True,
+            help="A task from a closed session expires (closed: ended, or idle for session_idle_hours).",
+        ),
+        Setting("session_idle_hours", int, 24, 1, 8760, "Hours without a message after which a session is closed."),
+        Setting("event_retention_days", int, 365, 0, 36500, "Days an event is kept after it happened (0: no limit)."),
+        Setting(
+            "transcript_retention_days", int, 30, 0, 3650, "Days a kept transcript line's text lives (0: no limit)."
+        ),
     ]
 }
 

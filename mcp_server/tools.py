@@ -1,0 +1,203 @@
+"""Engram's tools for MCP clients: the turn loop, recall, forgetting, memories and shared spaces' cases.
+
+Each tool is one API call through ``gateway.engram_for`` with the caller's API key: over stdio the key in
+``ENGRAM_API_KEY``, over HTTP the request's ``Authorization: Bearer`` header.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any, Literal
+
+from engram_client import EngramError
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from mcp_server.gateway import engram_for
+
+API_KEY_VARIABLE = "ENGRAM_API_KEY"
+LIST_LIMIT_MAX = 200
+
+INSTRUCTIONS = """Engram is long-term memory about one customer (a "space", named by its external id).
+At the start of each customer turn call take_turn with the customer's message: it stores the message and
+returns what is worth knowing now (memories and a ready prompt block) and, when the customer asked to
+forget something, a confirmation to say back. Use recall_memories for a question mid-conversation.
+Only what the customer says is learnt; your replies are context (record_reply), never facts."""
+
+Space = Annotated[str, Field(description="The customer's space: its external id, e.g. 'customer-42'.")]
+
+
+def api_key_of(ctx: Context) -> str:
+    headers = ctx.headers
+    if headers is not None:
+        value = headers.get("authorization") or ""
+        scheme, _, key = value.partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
+            raise ToolError("authentication_failed: send 'Authorization: Bearer <Engram API key>'.")
+        return key.strip()
+    key = os.environ.get(API_KEY_VARIABLE, "")
+    if not key:
+        raise ToolError(f"authentication_failed: set {API_KEY_VARIABLE} to an Engram API key.")
+    return key
+
+
+def call(ctx: Context, operation: str, *args: Any, **kwargs: Any) -> Any:
+    """Run one client operation as the caller; an API error becomes a tool error the model can read."""
+    with engram_for(api_key_of(ctx)) as engram:
+        try:
+            return getattr(engram, operation)(*args, **kwargs)
+        except EngramError as error:
+            detail = f" {error.details}" if error.details else ""
+            raise ToolError(f"{error.code}: {error.message}{detail}") from None
+        except ValueError as error:  # an id the client refuses to put in a URL
+            raise ToolError(f"invalid_request: {error}") from None
+
+
+def build_server() -> MCPServer:
+    server = MCPServer(name="engram", instructions=INSTRUCTIONS)
+
+    @server.tool()
+    def take_turn(
+        ctx: Context,
+        space: Space,
+        message: Annotated[str, Field(description="The customer's message, verbatim.")],
+        session_id: Annotated[str | None, Field(description="Your conversation id; omit to derive one.")] = None,
+        message_id: Annotated[
+            str | None, Field(description="Your id for this message; resending it stores nothing twice.")
+        ] = None,
+        create_space: Annotated[bool, Field(description="Create the space if this is a new customer.")] = False,
+        provenance: Annotated[
+            bool, Field(description="Add each recalled memory's source: session, message id, turn, when said.")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Call at the START of every customer turn, before answering. Stores the customer's message (facts are
+        learnt from it in the background) and returns `memories` recalled for it with scores, `prompt` (a block to
+        put in your system prompt), `turn_id` (for record_reply) and, when the customer asked to forget something,
+        `forgotten` and `confirmation` (a sentence to say back; `""` otherwise)."""
+        return call(
+            ctx, "post_turn", space, message, session_id=session_id, message_id=message_id,
+            create_space=create_space, provenance=provenance or None,
+        )  # fmt: skip
+
+    @server.tool()
+    def record_reply(
+        ctx: Context,
+        space: Space,
+        turn_id: Annotated[str, Field(description="The turn_id take_turn returned.")],
+        content: Annotated[str, Field(description="Your reply to the customer.")],
+    ) -> dict[str, Any]:
+        """Record your reply to a turn, as context for later turns. Replies are never mined for facts."""
+        return call(ctx, "post_reply", space, turn_id, content)
+
+    @server.tool()
+    def ingest_transcript(
+        ctx: Context,
+        space: Space,
+        messages: Annotated[
+            list[dict[str, Any]],
+            Field(description="[{'role': 'customer'|'agent', 'content': str, 'id'?: str, 'at'?: ISO time}]"),
+        ],
+        session_id: Annotated[str | None, Field(description="The conversation's id.")] = None,
+        create_space: bool = False,
+    ) -> dict[str, Any]:
+        """Store a whole past conversation at once (e.g. from before Engram was used). Only the customer's
+        messages are learnt from. Sending the same transcript again stores nothing new."""
+        return call(ctx, "ingest", space, messages, session_id=session_id, create_space=create_space)
+
+    @server.tool()
+    def recall_memories(
+        ctx: Context,
+        space: Space,
+        query: Annotated[str, Field(description="What you want to know about the customer, in any language.")],
+        limit: Annotated[int | None, Field(ge=1, le=50)] = None,
+        kinds: Annotated[
+            list[Literal["fact", "topic", "event", "instruction", "task", "message"]] | None,
+            Field(description="Only these kinds."),
+        ] = None,
+        provenance: Annotated[
+            bool, Field(description="Add each memory's source: session, message id, turn, when it was said.")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Look up what Engram knows about the customer that is relevant to `query`. Returns `memories` (each with
+        `score`: distance and per-strategy ranks) and a `prompt` block; `memories` is empty when nothing is close
+        enough — then do not guess. take_turn already recalls for the customer's message; use this for other
+        questions."""
+        return call(ctx, "recall", space, query, limit=limit, kinds=kinds, provenance=provenance or None)
+
+    @server.tool()
+    def forget_memories(
+        ctx: Context,
+        space: Space,
+        utterance: Annotated[str, Field(description="The customer's request, e.g. 'forget my old address'.")],
+        dry_run: Annotated[bool, Field(description="true: only show what would be deleted.")] = False,
+    ) -> dict[str, Any]:
+        """Delete what the customer asks to be forgotten (take_turn already does this for their messages; call
+        this for a request that reached you another way). Deletions are audited. With dry_run, nothing is deleted
+        and `candidates` lists what would match, with distances."""
+        return call(ctx, "forget", space, utterance, dry_run=dry_run)
+
+    @server.tool()
+    def list_memories(
+        ctx: Context,
+        space: Space,
+        kind: Literal["fact", "topic", "event", "instruction", "task"] | None = None,
+        topic: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=LIST_LIMIT_MAX)] = 50,
+    ) -> dict[str, Any]:
+        """List the customer's current memories, newest first (for review, not for answering: use
+        recall_memories to find what is relevant)."""
+        memories = []
+        with engram_for(api_key_of(ctx)) as engram:
+            try:
+                for memory in engram.iter_memories(space, kind=kind, topic=topic, page_size=limit):
+                    memories.append(memory)
+                    if len(memories) >= limit:
+                        break
+            except EngramError as error:
+                raise ToolError(f"{error.code}: {error.message}") from None
+            except ValueError as error:
+                raise ToolError(f"invalid_request: {error}") from None
+        return {"memories": memories}
+
+    @server.tool()
+    def get_memory(
+        ctx: Context,
+        space: Space,
+        memory_id: Annotated[str, Field(description="A memory's id.")],
+    ) -> dict[str, Any]:
+        """One memory with its `history`: this version and the earlier ones it superseded, newest first."""
+        memory = call(ctx, "get_memory", space, memory_id)
+        memory["history"] = call(ctx, "memory_history", space, memory_id)
+        return memory
+
+    @server.tool()
+    def get_turn(ctx: Context, turn_id: str) -> dict[str, Any]:
+        """What a turn learnt: its status and the memories it `created`, `merged`, `superseded` and `rejected`
+        (with reasons)."""
+        return call(ctx, "get_turn", turn_id)
+
+    @server.tool()
+    def recall_episodes(
+        ctx: Context,
+        space: Annotated[str, Field(description="A shared space (kind 'shared') of past cases.")],
+        inputs: Annotated[dict[str, Any], Field(description="The current case's arguments, e.g. {'question': ...}.")],
+        agent: str | None = None,
+        limit: Annotated[int | None, Field(ge=1, le=50)] = None,
+    ) -> dict[str, Any]:
+        """Find past cases (episodes) similar to the current one in a shared space, to reuse what worked: each
+        with its `output`, `outcome`, feedback and `score`. Empty when nothing is close enough."""
+        return call(ctx, "recall_episodes", space, inputs, agent=agent, limit=limit)
+
+    @server.tool()
+    def match_escalation(
+        ctx: Context,
+        space: Annotated[str, Field(description="A shared space (kind 'shared') of resolved escalations.")],
+        input: Annotated[Any, Field(description="The case you would escalate to a person.")],
+        agent: str | None = None,
+    ) -> dict[str, Any]:
+        """Before escalating to a person, check whether a person already resolved a near-identical case. `apply`
+        true gives the `outcome` and `resolution_comment` to follow; false means escalate."""
+        return call(ctx, "match_escalation", space, input, agent=agent)
+
+    return server

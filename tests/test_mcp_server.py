@@ -1,0 +1,186 @@
+"""The MCP server end to end with the SDK's own client: streamable HTTP on a real port, and stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+import uvicorn
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp_server.gateway import engram_for
+from mcp_server.http_app import http_app
+from mcp_server.tools import build_server
+
+FACT = "Hi! We run a fleet of four vans. Can you check my invoice?"
+VANS = "We run a fleet of four vans."
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def mcp_url(transactional_db):
+    """The MCP server's streamable-HTTP app under uvicorn on a free loopback port, for this test only."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(http_app(build_server()), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "the MCP server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/mcp"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def remember_vans(key) -> str:
+    with engram_for(key.secret) as engram:
+        return engram.post_turn("customer-1", FACT, wait=True)["created"][0]["id"]
+
+
+async def call_tools(url: str, api_key: str, calls: list[tuple[str, dict]]):
+    headers = {"Authorization": f"Bearer {api_key}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            tools = [tool.name for tool in (await client.list_tools()).tools]
+            results = [await client.call_tool(name, arguments) for name, arguments in calls]
+    return tools, results
+
+
+def test_an_agent_takes_a_turn_recalls_and_reviews_memories_over_http(mcp_url, key_a, space_a):
+    memory_id = remember_vans(key_a)
+    tools, results = asyncio.run(
+        call_tools(
+            mcp_url,
+            key_a.secret,
+            [
+                ("take_turn", {"space": "customer-1", "message": "How many vans do we have again?"}),
+                ("recall_memories", {"space": "customer-1", "query": "How many vans?"}),
+                ("list_memories", {"space": "customer-1", "kind": "fact"}),
+                ("get_memory", {"space": "customer-1", "memory_id": memory_id}),
+                ("forget_memories", {"space": "customer-1", "utterance": "Forget our vans.", "dry_run": True}),
+            ],
+        )
+    )
+    assert {"take_turn", "ingest_transcript", "recall_memories", "forget_memories", "list_memories",
+            "get_memory", "recall_episodes", "match_escalation"} <= set(tools)  # fmt: skip
+    turn, recalled, listed, memory, dry_run = (r.structured_content for r in results)
+    assert not any(r.is_error for r in results)
+    assert VANS in [m["content"] for m in turn["memories"]] and VANS in turn["prompt"]
+    assert turn["confirmation"] == "" and turn["turn_id"]
+    assert recalled["memories"][0]["content"] == VANS and recalled["memories"][0]["score"]["distance"] < 0.5
+    assert [m["id"] for m in listed["memories"]] == [memory_id]
+    assert memory["content"] == VANS and [h["id"] for h in memory["history"]] == [memory_id]
+    assert dry_run["dry_run"] is True and [c["id"] for c in dry_run["candidates"]] == [memory_id]
+    with engram_for(key_a.secret) as engram:
+        assert [m["id"] for m in engram.iter_memories("customer-1", kind="fact")] == [memory_id]
+
+
+def test_a_forget_request_in_a_turn_is_confirmed_and_deleted(mcp_url, key_a, space_a):
+    remember_vans(key_a)
+    _, [result] = asyncio.run(
+        call_tools(
+            mcp_url,
+            key_a.secret,
+            [("take_turn", {"space": "customer-1", "message": "Please forget that we have four vans."})],
+        )
+    )
+    turn = result.structured_content
+    assert [f["content"] for f in turn["forgotten"]] == [VANS] and turn["confirmation"]
+    with engram_for(key_a.secret) as engram:
+        assert list(engram.iter_memories("customer-1", kind="fact")) == []
+
+
+def test_another_tenants_key_sees_nothing_over_mcp(mcp_url, key_a, key_b, space_a, space_b):
+    memory_id = remember_vans(key_a)
+    _, results = asyncio.run(
+        call_tools(
+            mcp_url,
+            key_b.secret,
+            [
+                ("list_memories", {"space": "customer-1"}),
+                ("recall_memories", {"space": "customer-1", "query": "How many vans?"}),
+                ("get_memory", {"space": "customer-1", "memory_id": memory_id}),
+                ("forget_memories", {"space": "customer-1", "utterance": "Forget that we have four vans."}),
+                (
+                    "get_memory",
+                    {"space": "customer-1", "memory_id": f"../../../spaces/customer-1/memories/{memory_id}"},
+                ),
+            ],
+        )
+    )
+    listed, recalled, stolen, forgot, traversal = results
+    assert traversal.is_error and "invalid_request" in traversal.content[0].text
+    assert listed.structured_content == {"memories": []}
+    assert recalled.structured_content["memories"] == []
+    assert stolen.is_error and "not_found" in stolen.content[0].text and VANS not in stolen.content[0].text
+    assert forgot.structured_content["forgotten"] == []
+    with engram_for(key_a.secret) as engram:
+        assert [m["id"] for m in engram.iter_memories("customer-1", kind="fact")] == [memory_id]
+
+
+def test_the_http_endpoint_refuses_requests_without_a_key_and_tools_refuse_a_wrong_key(mcp_url, space_a):
+    refused = httpx2.post(mcp_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "not_authenticated"
+    _, [result] = asyncio.run(call_tools(mcp_url, "eng_forged_key", [("list_memories", {"space": "customer-1"})]))
+    assert result.is_error and "authentication_failed" in result.content[0].text
+
+
+def test_shared_space_tools_find_past_cases_and_resolutions(mcp_url, key_a, tenant_a):
+    refund = "The customer wants a refund because the parcel arrived damaged."
+    with engram_for(key_a.secret) as engram:
+        engram.create_space("support-agents", kind="shared")
+        engram.create_episode("support-agents", inputs={"question": refund}, output="Refunded", outcome="resolved")
+        engram.resolve_escalation(
+            "support-agents", input=refund, resolution_comment="Refund under 50 EUR", outcome="refund"
+        )
+    _, (episodes, escalation, wrong_kind) = asyncio.run(
+        call_tools(
+            mcp_url,
+            key_a.secret,
+            [
+                ("recall_episodes", {"space": "support-agents", "inputs": {"question": refund}}),
+                ("match_escalation", {"space": "support-agents", "input": refund}),
+                ("recall_episodes", {"space": "customer-1", "inputs": {"question": refund}}),
+            ],
+        )
+    )
+    assert [e["output"] for e in episodes.structured_content["episodes"]] == ["Refunded"]
+    assert escalation.structured_content["apply"] is True and escalation.structured_content["outcome"] == "refund"
+    assert wrong_kind.is_error and "not_found" in wrong_kind.content[0].text
+
+
+def test_the_stdio_server_answers_with_the_key_from_the_environment(transactional_db, key_a, space_a, settings):
+    remember_vans(key_a)
+    from django.db import connection
+
+    environment = {
+        "DJANGO_SETTINGS_MODULE": "config.test_settings",
+        "ENGRAM_DATABASE_NAME": connection.settings_dict["NAME"],
+        "ENGRAM_API_KEY": key_a.secret,
+    }
+    parameters = StdioServerParameters(
+        command=sys.executable, args=["manage.py", "mcp"], env=environment, cwd=str(PROJECT)
+    )
+
+    async def recall():
+        async with Client(stdio_client(parameters)) as client:
+            return await client.call_tool("recall_memories", {"space": "customer-1", "query": "How many vans?"})
+
+    result = asyncio.run(recall())
+    assert not result.is_error, result.content
+    assert result.structured_content["memories"][0]["content"] == VANS

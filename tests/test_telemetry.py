@@ -1,0 +1,156 @@
+"""OpenTelemetry spans: what the turn loop, recall, forgetting and deletion emit, and what they never carry."""
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from memory import telemetry
+
+pytestmark = pytest.mark.django_db
+PROJECT = Path(__file__).resolve().parent.parent
+SECRET_WORDS = ("vans", "Lyon", "fleet")
+
+
+@pytest.fixture
+def spans():
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.use_tracer_provider(provider)
+    yield exporter
+    telemetry.use_tracer_provider(None)
+    provider.shutdown()
+
+
+def by_name(exporter):
+    found = {}
+    for span in exporter.get_finished_spans():
+        found.setdefault(span.name, []).append(span)
+    return found
+
+
+def post_turn(client, space, message):
+    url = reverse("turn-create", args=[space.external_id]) + "?wait=true"
+    response = client.post(url, {"message": message}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def test_a_turn_emits_intake_forget_recall_processing_and_embedding_spans(client_a, space_a, spans):
+    post_turn(client_a, space_a, "Hi! We run a fleet of four vans and our office is in Lyon.")
+    found = by_name(spans)
+    assert {"engram.turn.intake", "engram.forget", "search_memory engram", "update_memory engram"} <= set(found)
+    assert any(name.startswith("embeddings ") for name in found)
+    [search] = found["search_memory engram"]
+    assert search.attributes["gen_ai.operation.name"] == "search_memory"
+    assert search.attributes["engram.space.id"] == str(space_a.id)
+    assert search.attributes["engram.tenant.id"] == str(space_a.tenant_id)
+    assert search.attributes["gen_ai.memory.record.count"] == 0  # nothing known before the first turn
+    [update] = found["update_memory engram"]
+    assert update.attributes["gen_ai.operation.name"] == "update_memory"
+    assert update.attributes["gen_ai.memory.record.count"] >= 2
+    embedding = next(s for name, group in found.items() if name.startswith("embeddings ") for s in group)
+    assert embedding.attributes["gen_ai.operation.name"] == "embeddings"
+    assert embedding.attributes["gen_ai.request.model"]
+
+
+def test_no_span_carries_memory_text_or_the_query_by_default(client_a, space_a, spans):
+    post_turn(client_a, space_a, "Hi! We run a fleet of four vans and our office is in Lyon.")
+    client_a.post(reverse("recall", args=[space_a.external_id]), {"query": "Where is the Lyon office?"}, format="json")
+    values = [str(v) for span in spans.get_finished_spans() for v in span.attributes.values()]
+    assert values and not [v for v in values if any(word in v for word in SECRET_WORDS)]
+
+
+def test_an_operator_can_opt_in_to_the_query_and_records(client_a, space_a, spans, settings):
+    settings.ENGRAM_OTEL_CAPTURE_CONTENT = True
+    post_turn(client_a, space_a, "Hi! We run a fleet of four vans.")
+    spans.clear()
+    client_a.post(reverse("recall", args=[space_a.external_id]), {"query": "How many vans?"}, format="json")
+    [search] = by_name(spans)["search_memory engram"]
+    assert search.attributes["gen_ai.memory.query.text"] == "How many vans?"
+    assert search.attributes["gen_ai.memory.record.count"] >= 1
+    records = json.loads(search.attributes["gen_ai.memory.records"])
+    assert {"content": "We run a fleet of four vans."} in records
+
+
+def test_a_deletion_span_counts_the_rows_and_names_the_cause(client_a, space_a, spans):
+    post_turn(client_a, space_a, "Hi! We run a fleet of four vans.")
+    spans.clear()
+    url = reverse("forget", args=[space_a.external_id])
+    client_a.post(url, {"utterance": "Please forget that we have four vans.", "dry_run": True}, format="json")
+    assert "delete_memory engram" not in by_name(spans)  # a dry run deletes nothing
+    [dry] = by_name(spans)["engram.forget"]
+    assert dry.attributes["engram.dry_run"] is True
+    client_a.post(url, {"utterance": "Please forget that we have four vans."}, format="json")
+    [deletion] = by_name(spans)["delete_memory engram"]
+    assert deletion.attributes["gen_ai.operation.name"] == "delete_memory"
+    assert deletion.attributes["gen_ai.memory.record.count"] == 1
+    assert deletion.attributes["engram.deletion.cause"] == "customer_request"
+
+
+def test_a_chat_model_call_has_its_span(client_a, space_a, spans, openai_engines):
+    openai_engines.replies = [{"entries": []}]
+    post_turn(client_a, space_a, "Hello there, I have a question.")
+    chats = [s for s in spans.get_finished_spans() if s.name.startswith("chat ")]
+    assert chats and chats[0].attributes["gen_ai.operation.name"] == "chat"
+    assert chats[0].attributes["gen_ai.provider.name"] == "openai"
+
+
+class OtlpCollector(http.server.BaseHTTPRequestHandler):
+    received: list = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        OtlpCollector.received.append((self.path, self.headers["Content-Type"], body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+SCRIPT = """
+import django
+django.setup()
+from opentelemetry import trace
+from memory import telemetry
+with telemetry.span("search_memory engram", operation="search_memory"):
+    pass
+provider = trace.get_tracer_provider()
+if hasattr(provider, "force_flush"):  # the SDK provider, present only with an endpoint
+    provider.force_flush()
+"""
+
+
+def run_with_environment(extra):
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    environment = {**inherited, "DJANGO_SETTINGS_MODULE": "config.test_settings", **extra}
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT], cwd=PROJECT, env=environment, capture_output=True, timeout=120, check=True
+    )
+
+
+def test_spans_go_to_the_otlp_endpoint_when_one_is_configured_and_nowhere_otherwise():
+    server = http.server.HTTPServer(("127.0.0.1", 0), OtlpCollector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        OtlpCollector.received.clear()
+        run_with_environment({})
+        assert OtlpCollector.received == []
+        run_with_environment({"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_port}"})
+    finally:
+        server.shutdown()
+    [(path, content_type, body)] = OtlpCollector.received
+    assert path == "/v1/traces" and content_type == "application/x-protobuf"
+    assert b"search_memory engram" in body
