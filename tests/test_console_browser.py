@@ -98,6 +98,7 @@ def test_moving_the_dedup_slider_changes_the_preview(browser, live_server, conso
     expect(page.locator("#merge-count")).not_to_have_text("0", timeout=15000)
     assert int(page.locator("#merge-count").inner_text()) >= 1
     assert page.locator('line[data-threshold="dedup"]').get_attribute("data-value") == "0.300"
+    expect(page.locator("#value-dedup_distance")).to_have_text("0.300")  # the slider's value beside it
     page.screenshot(path=str(ARTIFACTS / "thresholds.png"), full_page=True)
 
 
@@ -112,6 +113,9 @@ def test_the_playground_shows_scores_and_the_threshold_split(browser, live_serve
     assert "We run a fleet of four vans." in page.locator("table.candidates tr.pass").first.inner_text()
     assert page.locator("tr.threshold-line").count() == 1
     assert page.locator("table.candidates tr.fail").count() >= 1
+    assert "We run a fleet of four vans." in page.locator("#prompt-block").inner_text()
+    assert "tokens" in page.locator("#prompt-budget").inner_text()
+    assert "0.0000" not in page.locator("table.candidates").inner_text()
     page.screenshot(path=str(ARTIFACTS / "playground.png"), full_page=True)
 
 
@@ -291,7 +295,10 @@ def test_the_console_fits_a_phone(browser, live_server, console_data, width):
     for name, path in [("overview", "/console/"), ("spaces", "/console/spaces/"),
                        ("space", f"/console/spaces/{console_data.external_id}/"),
                        ("deletions", "/console/deletions/"), ("members", "/console/members/"),
-                       ("api-keys", "/console/keys/")]:  # fmt: skip
+                       ("api-keys", "/console/keys/"),
+                       ("thresholds", f"/console/spaces/{console_data.external_id}/thresholds/"),
+                       ("playground", f"/console/playground/?space={console_data.external_id}&message=vans"),
+                       ]:  # fmt: skip
         page.goto(live_server.url + path)
         fits_the_screen(page, width, name)
     page.goto(live_server.url + "/console/deletions/")

@@ -286,3 +286,53 @@ def test_a_turn_shows_rejected_entries_with_reasons_and_support_sees_reasons_onl
     assert "furniture" not in page and "that&#x27;s right" not in page and "words are in the customer" in page
     transcript = client.get(reverse("console:transcript", args=[space_a.external_id, "chat-1"])).content.decode()
     assert "that&#x27;s right" not in transcript and "message metadata only" in transcript
+
+
+# Thresholds and playground
+
+
+def test_thresholds_mark_overrides_and_reset_one_to_the_default(client, client_a, tenant_a, space_a):
+    client_a.patch(f"/api/v1/spaces/{space_a.external_id}", {"settings": {"recall_distance": 0.12}}, format="json")
+    login(client, tenant_a, "operator")
+    url = reverse("console:thresholds", args=[space_a.external_id])
+    page = client.get(url).content.decode()
+    assert 'id="origin-recall_distance">set for this space' in page
+    assert 'id="origin-dedup_distance">built-in default' in page
+    assert 'id="reset-recall_distance"' in page and 'id="reset-dedup_distance"' not in page
+    assert '<output class="slider-value" id="value-recall_distance" for="recall_distance">0.120</output>' in page
+    # Resetting one setting posts the whole form too: only that setting changes.
+    form = {"reset": "recall_distance", "dedup_distance": "0.3", "flags_present": "1"}
+    assert client.post(url, form).status_code == 302
+    with scope.tenant_scope(tenant_a, space_a):
+        space_a.refresh_from_db()
+    assert space_a.settings == {}
+    refused = client.post(url, {"reset": "dedup_distance"})
+    assert refused.status_code == 400 and b"nothing to reset" in refused.content
+
+
+def test_the_preview_sends_each_sliders_value_back_beside_it(client, tenant_a, space_a):
+    login(client, tenant_a, "operator")
+    url = reverse("console:threshold-preview", args=[space_a.external_id])
+    fragment = client.get(url, {"dedup_distance": "0.25"}, HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="value-dedup_distance" for="dedup_distance" hx-swap-oob="true">0.250</output>' in fragment
+
+
+def test_support_reads_thresholds_without_controls_or_links_that_refuse(client, tenant_a, space_a):
+    login(client, tenant_a, "support")
+    page = client.get(reverse("console:thresholds", args=[space_a.external_id])).content.decode()
+    assert 'id="settings-readonly"' in page and "recall distance" in page
+    assert "<input" not in page.split("<main")[1] and "<select" not in page.split("<main")[1]
+    assert reverse("console:tenant-defaults") not in page  # a link support would only get a 403 from
+
+
+def test_the_playground_shows_the_prompt_block_and_its_share_of_the_budget(client, client_a, tenant_a, space_a):
+    say(client_a, space_a, "We run a fleet of four vans.")
+    say(client_a, space_a, "Our renewal is in May.")
+    login(client, tenant_a, "operator")
+    page = client.get(reverse("console:playground"), {"space": space_a.external_id, "message": "How many vans?"})
+    body = page.content.decode()
+    block = body.split('id="prompt-block">')[1].split("</pre>")[0]
+    assert "We run a fleet of four vans." in block and "renewal" not in block
+    budget = body.split('id="prompt-budget">')[1].split("</p>")[0]
+    assert " of 600 tokens (" in budget and "% of the budget)" in budget
+    assert "0.0000" not in body  # rows that did not pass show no fused score of zero

@@ -75,6 +75,7 @@ def allowed_figures(spaces) -> set[str]:
     figures = {"0.005"}  # the sliders' step
     for space in spaces:
         with scope.tenant_scope(space.tenant_id, space):
+            space.refresh_from_db()  # the fixture changed its settings through the API
             for value in effective_settings(space).values():
                 if isinstance(value, float):
                     figures.add(f"{value:.3f}")
