@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Q
 from django.shortcuts import redirect, render
+from django.utils import timezone
 
 from console.access import OPERATOR_ROLES, console_view, may_read_memory_text
 from console.charts import bar_chart
 from console.dashboards import overview as overview_numbers
 from console.form_input import BadInput, error_status, parse_filter_time
+from console.space_directory import TURN_STATES, spaces_listed
 from console.space_investigation import MemoryFilter, forgotten_by, matching_memories, turns_that_created
 from memory import memory_edits
 from memory.episodes import describe
@@ -33,17 +35,26 @@ def _space(request, external_id) -> Space:
 def overview(request):
     numbers = overview_numbers(request.membership.tenant_id)
     chart = bar_chart(numbers["deletions_per_day"], title="Deletions per day, last 7 days")
-    return render(request, "console/overview.html", {"numbers": numbers, "chart": chart})
+    # The same seven days the figure counts (dashboards.overview: from midnight six days ago).
+    week_ago = (timezone.now() - datetime.timedelta(days=6)).date().isoformat()
+    return render(request, "console/overview.html", {"numbers": numbers, "chart": chart, "week_ago": week_ago})
 
 
 @console_view()
 def space_list(request):
     query = request.GET.get("q", "").strip()
-    rows = Space.objects.filter(tenant_id=request.membership.tenant_id).order_by("external_id")
-    if query:
-        rows = rows.filter(Q(external_id__icontains=query) | Q(display_name__icontains=query))
+    kind, turns = request.GET.get("kind", "").strip(), request.GET.get("turns", "").strip()
+    errors = []
+    if kind and kind not in Space.Kind.values:
+        errors.append(f"kind: choose from {', '.join(Space.Kind.values)}.")
+    if turns and turns not in TURN_STATES:
+        errors.append(f"turns: choose from {', '.join(TURN_STATES)}.")
+    rows = Space.objects.none() if errors else spaces_listed(
+        tenant_id=request.membership.tenant_id, query=query, kind=kind, turns=turns)  # fmt: skip
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "console/spaces.html", {"page": page, "q": query})
+    context = {"page": page, "q": query, "kind": kind, "turns": turns, "kinds": Space.Kind.choices,
+               "turn_states": TURN_STATES, "errors": errors}  # fmt: skip
+    return render(request, "console/spaces.html", context, status=error_status(request, errors))
 
 
 MEMORY_FILTERS = ("kind", "topic", "q", "since", "until")

@@ -4,6 +4,7 @@ test client against the real database. Browser-level checks live in test_console
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 
 import pytest
@@ -336,3 +337,36 @@ def test_the_playground_shows_the_prompt_block_and_its_share_of_the_budget(clien
     budget = body.split('id="prompt-budget">')[1].split("</p>")[0]
     assert " of 600 tokens (" in budget and "% of the budget)" in budget
     assert "0.0000" not in body  # rows that did not pass show no fused score of zero
+
+
+# Overview and the spaces list
+
+
+def test_the_spaces_list_shows_counts_last_activity_and_filters_by_kind(client, tenant_a, customer):
+    make_space(tenant_a, "agents", kind="shared")
+    make_space(tenant_a, "quiet-customer")
+    login(client, tenant_a, "support")
+    url = reverse("console:spaces")
+    page = client.get(url).content.decode()
+    with scope.tenant_scope(tenant_a, customer):
+        current = Memory.objects.filter(space=customer, superseded_by__isnull=True).count()
+    row = page.split(f">{customer.external_id}</a>")[1].split("</tr>")[0]
+    assert f'<td class="memory-count">{current}</td>' in row and timezone.now().strftime("%Y-%m-%d") in row
+    quiet = page.split(">quiet-customer</a>")[1].split("</tr>")[0]
+    assert '<td class="memory-count">0</td>' in quiet and "never" in quiet
+    shared_only = client.get(url, {"kind": "shared"}).content.decode()
+    assert ">agents</a>" in shared_only and "quiet-customer" not in shared_only
+    assert "No spaces match" in client.get(url, {"turns": "failed"}).content.decode()
+    bad = client.get(url, {"kind": "gossip", "turns": "lost"})
+    assert bad.status_code == 400 and b"kind: choose from" in bad.content and b"turns: choose from" in bad.content
+
+
+def test_overview_figures_link_to_the_lists_they_count(client, tenant_a):
+    login(client, tenant_a, "admin")
+    page = client.get(reverse("console:overview")).content.decode()
+    assert 'href="/console/spaces/?turns=failed"' in page and 'href="/console/spaces/?turns=queued"' in page
+    week_ago = (timezone.now() - datetime.timedelta(days=6)).date().isoformat()
+    assert f'href="/console/deletions/?since={week_ago}"' in page
+    client.logout()
+    login(client, tenant_a, "operator")
+    assert "/console/deletions/" not in client.get(reverse("console:overview")).content.decode()  # it would 403
