@@ -31,12 +31,13 @@ def turn_detail(request, external_id, turn_id):
             for brief in account[section]:
                 brief["content"] = None
         account["rejected"] = [{"content": None, "reason": r.get("reason", "")} for r in account["rejected"]]
-    messages = [
+    # Not "messages": base.html lists the messages framework's notices under that name.
+    said = [
         {"id": m.id, "role": m.role, "sent_at": m.sent_at, "digest": m.digest,
          "content": m.content if show_text else None, "kept": m.content is not None}
         for m in account["messages"]
     ]  # fmt: skip
-    context = {"space": space, "turn": turn, "account": account, "messages": messages, "show_text": show_text,
+    context = {"space": space, "turn": turn, "account": account, "said": said, "show_text": show_text,
                "keeps_transcripts": _keeps_transcripts(space)}  # fmt: skip
     return render(request, "console/turn.html", context)
 

@@ -277,6 +277,23 @@ def test_an_operator_traces_a_memory_to_its_turn_and_edits_it(browser, live_serv
     page.get_by_role("button", name="Save").click()
     expect(page.locator("tr.memory", has_text="Our renewal is in June.")).to_be_visible(timeout=10000)
     assert memory_id in page.locator("tr.memory", has_text="in June").inner_text()
+    turn_url = (
+        page.locator(f"#memory-{memory_id}").get_by_role("link", name="the turn that learnt it").get_attribute("href")
+    )
+    page.get_by_role("button", name="Log out").click()
+
+    # Support staff, on a phone: the same ids and provenance, never the text.
+    create_operator(tenant=tenant_a, username="sam", password=PASSWORD, role="support")
+    phone = browser.new_page(viewport={"width": 390, "height": 800})
+    log_in(phone, live_server, "sam")
+    phone.goto(f"{live_server.url}/console/spaces/{space.external_id}/")
+    assert memory_id in phone.locator("#memory-rows").inner_text()
+    fits_the_screen(phone, 390, "space-support")
+    phone.goto(live_server.url + turn_url)
+    assert memory_id in phone.locator("#turn-effects").inner_text()
+    fits_the_screen(phone, 390, "turn-support")
+    for text in [*FACTS, "Our renewal is in June."]:
+        assert text not in phone.content()
 
 
 @pytest.mark.parametrize("width", PHONE_WIDTHS)
