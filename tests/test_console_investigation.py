@@ -370,3 +370,12 @@ def test_overview_figures_link_to_the_lists_they_count(client, tenant_a):
     client.logout()
     login(client, tenant_a, "operator")
     assert "/console/deletions/" not in client.get(reverse("console:overview")).content.decode()  # it would 403
+
+
+def test_a_turn_or_session_of_another_space_is_not_found_under_this_one(client, client_a, tenant_a, space_a, space_a2):
+    body = say(client_a, space_a2, "We run a fleet of four vans.", session="chat-elsewhere")
+    login(client, tenant_a, "operator")
+    assert client.get(reverse("console:turn", args=[space_a.external_id, body["turn_id"]])).status_code == 404
+    assert client.get(reverse("console:transcript", args=[space_a.external_id, "chat-elsewhere"])).status_code == 404
+    own = client.get(reverse("console:transcript", args=[space_a2.external_id, "chat-elsewhere"]))
+    assert own.status_code == 200 and b"chat-elsewhere" in own.content
