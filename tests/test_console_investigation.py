@@ -379,3 +379,14 @@ def test_a_turn_or_session_of_another_space_is_not_found_under_this_one(client, 
     assert client.get(reverse("console:transcript", args=[space_a.external_id, "chat-elsewhere"])).status_code == 404
     own = client.get(reverse("console:transcript", args=[space_a2.external_id, "chat-elsewhere"]))
     assert own.status_code == 200 and b"chat-elsewhere" in own.content
+
+
+def test_deleting_a_case_asks_first_naming_when_and_by_whom_it_was_added(client, client_a, tenant_a):
+    make_space(tenant_a, "agents", kind="shared")
+    resolve = {"input": "The courier lost parcel 7781", "outcome": "Send voucher VX-55", "resolution_comment": "ok",
+               "agent": "triage"}  # fmt: skip
+    assert client_a.post("/api/v1/spaces/agents/escalations/resolve", resolve, format="json").status_code == 201
+    login(client, tenant_a, "operator")
+    page = client.get(reverse("console:space", args=["agents"])).content.decode()
+    assert 'hx-confirm="Delete the resolution added ' in page
+    assert " by triage (outcome: Send voucher VX-55) for good?" in page
