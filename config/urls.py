@@ -1,4 +1,6 @@
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.error_pages import api_not_found
@@ -12,6 +14,8 @@ api_v1 = [
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # Browsers ask for /favicon.ico whatever the page says; send them to the console's icon.
+    path("favicon.ico", RedirectView.as_view(url=static("engram/favicon.svg"), permanent=True)),
     path("console/", include("console.urls")),
     path("api/v1/", include(api_v1)),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

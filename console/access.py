@@ -14,7 +14,7 @@ import functools
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
@@ -38,7 +38,7 @@ def console_view(roles: set[str] = frozenset(ALL_ROLES)):
                 return bad_request(f"The field {refused!r} contains a NUL character; remove it and try again.")
             memberships = memberships_of(request.user)
             if not memberships:
-                raise PermissionDenied("This account has no role in any tenant.")
+                return forbidden(request, "This account has no role in any tenant.")
             chosen = request.session.get(ACTIVE_TENANT)
             if chosen is None and len(memberships) == 1:
                 chosen = request.session[ACTIVE_TENANT] = str(memberships[0].tenant_id)
@@ -47,17 +47,25 @@ def console_view(roles: set[str] = frozenset(ALL_ROLES)):
                 # No choice yet, or a tenant this account no longer belongs to: ask again.
                 request.session.pop(ACTIVE_TENANT, None)
                 return redirect(f"{reverse('console:choose-tenant')}?{urlencode({'next': request.get_full_path()})}")
-            if membership.role not in roles:
-                raise PermissionDenied("Your role does not allow this page.")
             request.membership = membership
             request.tenant_count = len(memberships)
             if len(memberships) > 1:  # say which tenant this is, when there is a choice
                 request.tenant_name = Tenant.objects.values_list("name", flat=True).get(pk=membership.tenant_id)
-            return view(request, *args, **kwargs)
+            if membership.role not in roles:
+                return forbidden(request, "Your role does not allow this page.")
+            try:
+                return view(request, *args, **kwargs)
+            except PermissionDenied as exc:
+                return forbidden(request, str(exc) or "Your role does not allow this.")
 
         return wrapper
 
     return decorate
+
+
+def forbidden(request, reason: str):
+    """A 403 inside the console's frame (header, navigation, log out), saying why."""
+    return render(request, "console/forbidden.html", {"reason": reason}, status=403)
 
 
 def may_read_memory_text(request) -> bool:

@@ -3,10 +3,12 @@ and a message, before a view reads them (a NUL byte would otherwise reach Postgr
 
 >>> nul_field({"q": "ok", "space": "a\\x00b"})
 'space'
+>>> parse_filter_time("2026-11-29", "until")
+datetime.datetime(2026, 11, 29, 0, 0, tzinfo=datetime.timezone.utc)
 >>> parse_filter_time("2026-02-30T00:00:00Z", "since")
 Traceback (most recent call last):
 ...
-console.form_input.BadInput: since: use an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z.
+console.form_input.BadInput: since: use an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z, or a date.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import datetime
 
 from django.http import HttpResponse
-from django.utils.dateparse import parse_datetime
+from django.utils.dateparse import parse_date, parse_datetime
 
 
 class BadInput(ValueError):
@@ -31,15 +33,17 @@ def nul_field(*query_dicts) -> str | None:
 
 
 def parse_filter_time(value: str, field: str) -> datetime.datetime | None:
-    """An optional ISO 8601 filter bound, in UTC; empty is no bound."""
+    """An optional ISO 8601 filter bound (a date-time, or a date meaning its midnight), in UTC; empty is no bound."""
     if not value.strip():
         return None
     try:
         parsed = parse_datetime(value.strip())
+        if parsed is None and (day := parse_date(value.strip())) is not None:  # what <input type=date> sends
+            parsed = datetime.datetime.combine(day, datetime.time())
     except ValueError:  # well-formed but impossible, e.g. February 30th
         parsed = None
     if parsed is None:
-        raise BadInput(f"{field}: use an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z.")
+        raise BadInput(f"{field}: use an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z, or a date.")
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=datetime.UTC)
     try:

@@ -12,6 +12,7 @@ from console.episode_views import parse_inputs
 from console.form_input import bad_request
 from memory import episodes, forgetting, recall
 from memory.memory_deletion import DeletionContext
+from memory.prompt_block import HEADER, estimate_tokens
 from tenants import spaces
 from tenants.models import Space
 from tenants.space_settings import effective_settings
@@ -53,10 +54,19 @@ def playground(request):
             )
         else:
             result = recall.recall(space=space, query=message, explain=True)
+    prompt = _prompt_use(result, settings) if result is not None else {}
     context = {
         "spaces": names, "chosen": chosen, "message": message, "mode": mode, "result": result,
         "forget": forget_result, "settings": settings, "show_text": True, "agent": agent, "error": error,
-        "episodes": episode_result, "escalation": escalation,
+        "episodes": episode_result, "escalation": escalation, **prompt,
     }  # fmt: skip
     template = "console/_playground_results.html" if request.htmx else "console/playground.html"
     return render(request, template, context)
+
+
+def _prompt_use(result, settings: dict) -> dict:
+    """How much of the space's token budget the prompt block uses, and how many memories made it in."""
+    tokens = estimate_tokens(result.prompt) if result.prompt else 0
+    budget = settings["prompt_token_budget"] or 1
+    lines = len([line for line in result.prompt.splitlines() if line and line != HEADER])
+    return {"prompt_tokens": tokens, "prompt_share": round(100 * tokens / budget), "prompt_lines": lines}

@@ -20,6 +20,7 @@ from tenants.space_settings import STRATEGIES, clean_overrides, defaults, effect
 
 FLOATS = ("dedup_distance", "recall_distance", "corroborated_recall_distance", "forget_floor", "episode_min_score",
           "escalation_min_score", "duplicate_min_score")  # fmt: skip
+SLIDERS = ("dedup_distance", "recall_distance", "corroborated_recall_distance", "forget_floor")
 INTEGERS = ("max_deletions_per_request", "recall_limit", "prompt_token_budget", "episode_examples")
 FLAGS = ("hybrid", "keep_transcripts", "dedup_requires_same_terms")
 SHARED_FLAGS = ("episode_hybrid",)
@@ -80,6 +81,38 @@ def _resubmitted_fields(data) -> list[tuple[str, str]]:
     return [(name, value) for name, value in data.items() if name not in ("csrfmiddlewaretoken", "confirmed")]
 
 
+def setting_origins(space) -> dict[str, str]:
+    """Where each setting's value comes from: "overridden" (this space), "tenant" or "default"."""
+    tenant_layer = space.tenant.default_space_settings or {}
+    return {
+        name: "overridden" if name in (space.settings or {}) else "tenant" if name in tenant_layer else "default"
+        for name in defaults()
+    }
+
+
+def _reset_values(space, name: str) -> dict:
+    """The value that drops a space's override of ``name``: what the space would inherit."""
+    if name not in (space.settings or {}):
+        raise ValidationError({name: ["This space does not override it; there is nothing to reset."]})
+    inherited = {**defaults(), **(space.tenant.default_space_settings or {})}
+    return {name: inherited[name]}
+
+
+def _readonly_rows(current: dict, origins: dict) -> list[dict]:
+    """Every setting as text, for roles that may look but not change (no control that looks editable)."""
+    rows = []
+    for name in origins:
+        value = current[name]
+        if isinstance(value, dict):
+            value = "; ".join(f"{key}: {item}" for key, item in value.items()) or "none"
+        elif isinstance(value, bool):
+            value = "on" if value else "off"
+        elif isinstance(value, float):
+            value = f"{value:.3f}"
+        rows.append({"name": name.replace("_", " "), "value": value, "origin": origins[name]})
+    return rows
+
+
 def _actor(request) -> str:
     return f"{request.membership.role} {request.user.username}"
 
@@ -94,7 +127,8 @@ def space_thresholds(request, external_id):
         if request.membership.role not in OPERATOR_ROLES:
             raise PermissionDenied("Your role cannot change settings.")
         try:
-            values = values_from_form(request.POST, current)
+            reset = request.POST.get("reset")
+            values = _reset_values(space, reset) if reset else values_from_form(request.POST, current)
             agents = _agents_needing_confirmation(space, current, values, request.POST)
             if agents:
                 confirm = {"agents": agents, "fields": _resubmitted_fields(request.POST)}
@@ -113,6 +147,7 @@ def space_thresholds(request, external_id):
         "search_keys_json": json.dumps(current["episode_search_keys"], indent=1),
         "agent_keys_json": json.dumps(current["agent_search_keys"], indent=1),
         "can_save": request.membership.role in OPERATOR_ROLES, "show_distances": may_see_distances(request),
+        "origins": setting_origins(space), "readonly_rows": _readonly_rows(current, setting_origins(space)),
     }  # fmt: skip
     if context["show_distances"]:
         vectors = space_vectors(space)  # read once: the preview and the pair marks both use them
@@ -164,7 +199,9 @@ def threshold_preview(request, external_id):
         errors = {}
     except ValidationError as exc:
         values, errors = current, exc.message_dict
-    context = {"values": values, "errors": errors, "show_distances": may_see_distances(request)}
+    # The sliders' values beside them follow the form (out-of-band swaps: the CSP allows no inline script).
+    context = {"values": values, "errors": errors, "show_distances": may_see_distances(request),
+               "oob_values": SLIDERS if request.htmx and may_see_distances(request) else ()}  # fmt: skip
     if context["show_distances"]:
         # Distances and a typed query's matches are an oracle for text support must never read:
         # for support nothing is computed, let alone shown.

@@ -63,12 +63,12 @@ def nearest_distances(distances) -> np.ndarray:
     return others.min(axis=1)
 
 
-def histogram_svg(values: np.ndarray, lines: dict[str, float], *, width: int = 520, height: int = 140) -> str:
+def histogram_svg(values: np.ndarray, lines: dict[str, float], *, width: int = 520, height: int = 160) -> str:
     counts = np.zeros(BIN_COUNT, dtype=int)
     for value in values:
         counts[min(BIN_COUNT - 1, max(0, int(value / BIN_WIDTH)))] += 1
     top = max(int(counts.max()) if len(counts) else 0, 1)
-    plot_height = height - 24
+    plot_height = height - 42  # below the plot: the axis ticks, then the legend
     bar_width = width / BIN_COUNT
     parts = []
     for index, count in enumerate(counts):
@@ -79,15 +79,24 @@ def histogram_svg(values: np.ndarray, lines: dict[str, float], *, width: int = 5
             f"{(index + 1) * BIN_WIDTH:.2f}: {count}</title></rect>"
         )
     colours = {"dedup": "#b3261e", "recall": "#2f5fd0", "forget": "#1e7a3c"}
+    # Thresholds are often close together: their labels go in a legend row, each in its own slot,
+    # rather than beside the lines where they would overlap.
+    slot = width / max(len(lines), 1)
     for offset, (name, value) in enumerate(lines.items()):
         x = min(width - 1, value / (BIN_WIDTH * BIN_COUNT) * width)
+        colour = colours.get(name, "#333")
         parts.append(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="0" y2="{plot_height}" stroke="{colours.get(name, "#333")}" '
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="0" y2="{plot_height}" stroke="{colour}" '
             f'stroke-width="2" data-threshold="{escape(name)}" data-value="{value:.3f}"/>'
-            f'<text x="{x + 3:.1f}" y="{12 + 12 * offset}" class="axis">{escape(name)} {value:.2f}</text>'
+            f'<rect x="{offset * slot:.1f}" y="{height - 14}" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{offset * slot + 14:.1f}" y="{height - 5}" class="axis legend">{escape(name)} {value:.3f}</text>'
         )
     for tick in range(0, BIN_COUNT + 1, 10):
-        parts.append(f'<text x="{tick * bar_width:.1f}" y="{height - 6}" class="axis">{tick * BIN_WIDTH:.1f}</text>')
+        anchor = "start" if tick == 0 else "end" if tick == BIN_COUNT else "middle"
+        parts.append(
+            f'<text x="{tick * bar_width:.1f}" y="{plot_height + 13}" text-anchor="{anchor}" class="axis">'
+            f"{tick * BIN_WIDTH:.1f}</text>"
+        )
     return (
         f'<svg role="img" aria-label="Nearest-neighbour distances with thresholds" class="chart histogram" '
         f'viewBox="0 0 {width} {height}" width="100%">{"".join(parts)}</svg>'

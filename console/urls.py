@@ -1,7 +1,17 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console import episode_views, key_views, member_views, playground_views, settings_views, tenant_switcher, views
+from console import (
+    audit_views,
+    episode_views,
+    key_views,
+    member_views,
+    playground_views,
+    settings_views,
+    tenant_switcher,
+    turn_views,
+    views,
+)
 from console.login_throttle import ThrottledLoginView
 
 app_name = "console"
@@ -15,6 +25,9 @@ urlpatterns = [
     path("spaces/<str:external_id>/", views.space_detail, name="space"),
     path("spaces/<str:external_id>/memories/<uuid:memory_id>/delete/", views.memory_delete, name="memory-delete"),
     path("spaces/<str:external_id>/memories/<uuid:memory_id>/restore/", views.memory_restore, name="memory-restore"),
+    path("spaces/<str:external_id>/memories/<uuid:memory_id>/edit/", views.memory_edit, name="memory-edit"),
+    path("spaces/<str:external_id>/turns/<uuid:turn_id>/", turn_views.turn_detail, name="turn"),
+    path("spaces/<str:external_id>/sessions/<str:session_id>/", turn_views.session_transcript, name="transcript"),
     path("spaces/<str:external_id>/episodes/add/", episode_views.episode_add, name="episode-add"),
     path(
         "spaces/<str:external_id>/episodes/<uuid:episode_id>/delete/",
@@ -30,6 +43,7 @@ urlpatterns = [
     path("keys/<uuid:key_id>/revoke/", key_views.revoke_key, name="revoke-key"),
     path("members/", member_views.members, name="members"),
     path("members/<int:membership_id>/", member_views.change_member, name="change-member"),
-    path("deletions/", views.deletions, name="deletions"),
-    path("deletions/check/", views.deletion_check, name="deletion-check"),
+    path("deletions/", audit_views.deletions, name="deletions"),
+    path("deletions/export.csv", audit_views.deletions_csv, name="deletions-csv"),
+    path("deletions/check/", audit_views.deletion_check, name="deletion-check"),
 ]

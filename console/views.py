@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Q
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.utils import timezone
 
 from config.api_errors import Conflict
-from console.access import AUDIT_ROLES, OPERATOR_ROLES, console_view, may_read_memory_text, may_see_distances
+from console.access import OPERATOR_ROLES, console_view, may_read_memory_text
 from console.charts import bar_chart
 from console.dashboards import overview as overview_numbers
-from console.form_input import BadInput, bad_request, error_status, parse_filter_time
-from memory import deletion_audit, memory_edits, provenance
+from console.form_input import BadInput, error_status, parse_filter_time
+from console.space_directory import TURN_STATES, spaces_listed
+from console.space_investigation import MemoryFilter, forgotten_by, matching_memories, turns_that_created
+from memory import memory_edits, provenance
 from memory.episodes import describe
 from memory.memory_deletion import DeletionContext, delete_memory
 from memory.models import DeletionAudit, Episode, Memory, Turn
@@ -33,38 +36,74 @@ def _space(request, external_id) -> Space:
 def overview(request):
     numbers = overview_numbers(request.membership.tenant_id)
     chart = bar_chart(numbers["deletions_per_day"], title="Deletions per day, last 7 days")
-    return render(request, "console/overview.html", {"numbers": numbers, "chart": chart})
+    # The same seven days the figure counts (dashboards.overview: from midnight six days ago).
+    week_ago = (timezone.now() - datetime.timedelta(days=6)).date().isoformat()
+    return render(request, "console/overview.html", {"numbers": numbers, "chart": chart, "week_ago": week_ago})
 
 
 @console_view()
 def space_list(request):
     query = request.GET.get("q", "").strip()
-    rows = Space.objects.filter(tenant_id=request.membership.tenant_id).order_by("external_id")
-    if query:
-        rows = rows.filter(Q(external_id__icontains=query) | Q(display_name__icontains=query))
+    kind, turns = request.GET.get("kind", "").strip(), request.GET.get("turns", "").strip()
+    errors = []
+    if kind and kind not in Space.Kind.values:
+        errors.append(f"kind: choose from {', '.join(Space.Kind.values)}.")
+    if turns and turns not in TURN_STATES:
+        errors.append(f"turns: choose from {', '.join(TURN_STATES)}.")
+    rows = Space.objects.none() if errors else spaces_listed(
+        tenant_id=request.membership.tenant_id, query=query, kind=kind, turns=turns)  # fmt: skip
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "console/spaces.html", {"page": page, "q": query})
+    context = {"page": page, "q": query, "kind": kind, "turns": turns, "kinds": Space.Kind.choices,
+               "turn_states": TURN_STATES, "errors": errors}  # fmt: skip
+    return render(request, "console/spaces.html", context, status=error_status(request, errors))
+
+
+MEMORY_FILTERS = ("kind", "topic", "q", "since", "until")
+
+
+def _memory_filter(params, *, show_text: bool) -> tuple[dict, MemoryFilter | None, list[str]]:
+    """(the filters as typed, the filter to apply, error messages); no filter when there are errors."""
+    typed = {name: params.get(name, "").strip() for name in MEMORY_FILTERS}
+    errors, bounds = [], {}
+    if typed["kind"] and typed["kind"] not in Memory.Kind.values:
+        errors.append(f"kind: choose from {', '.join(Memory.Kind.values)}.")
+    if not show_text and (typed["q"] or typed["topic"]):
+        # Matching text is reading it: a count of matches would tell support staff what a memory says.
+        errors.append("Text and topic search need a role that reads memory text.")
+    for field in ("since", "until"):
+        try:
+            bounds[field] = parse_filter_time(typed[field], field)
+        except BadInput as exc:
+            errors.append(str(exc))
+    if errors:
+        return typed, None, errors
+    wanted = MemoryFilter(kind=typed["kind"] or None, topic=typed["topic"] or None, text=typed["q"] or None, **bounds)
+    return typed, wanted, errors
 
 
 @console_view()
 def space_detail(request, external_id):
     space = _space(request, external_id)
     show_text = may_read_memory_text(request)
-    memories = list(memory_edits.memories_of(space).select_related("source_session"))
-    sources = provenance.sources_for(memories)  # ids and times only: support staff may see them
-    groups = []
-    for kind in Memory.Kind.values:
-        rows = [m for m in memories if m.kind == kind]
-        if rows:
-            groups.append({"kind": kind, "rows": [_memory_row(m, show_text, sources.get(m.pk)) for m in rows]})
-    turns = [_turn_row(t, show_text) for t in Turn.objects.filter(space=space).order_by("-created_at")[:20]]
+    typed, wanted, errors = _memory_filter(request.GET, show_text=show_text)
+    memories = matching_memories(space, wanted) if wanted else []
+    page = Paginator(memories, PAGE_SIZE).get_page(request.GET.get("page"))
+    origins = turns_that_created(space, [m.id for m in page])
+    sources = provenance.sources_for(list(page))  # ids and times only: support staff may see them
+    rows = [_memory_row(m, show_text, origins.get(m.id), sources.get(m.pk)) for m in page]
+    recent = list(Turn.objects.filter(space=space).select_related("session").order_by("-created_at")[:20])
+    forgotten = forgotten_by(recent)
+    turns = [_turn_row(t, forgotten.get(t.id, [])) for t in recent]
     shared = space.kind == Space.Kind.SHARED
     cases = _cases(space, show_text) if shared else []
+    filtered = any(typed.values())
     return render(
         request,
         "console/space.html",
-        {"space": space, "groups": groups, "turns": turns, "show_text": show_text, "shared": shared,
-         "cases": cases, "can_delete": request.membership.role in OPERATOR_ROLES},
+        {"space": space, "page": page, "rows": rows, "turns": turns, "show_text": show_text, "shared": shared,
+         "cases": cases, "can_edit": show_text, "can_delete": show_text, "filters": typed, "filtered": filtered,
+         "errors": errors, "kinds": Memory.Kind.values, "total": len(memories)},
+        status=error_status(request, errors),
     )  # fmt: skip
 
 
@@ -88,39 +127,42 @@ def _cases(space, show_text: bool) -> list[dict]:
     ]
 
 
-def _memory_row(memory: Memory, show_text: bool, source: dict | None = None) -> dict:
+def _memory_row(memory: Memory, show_text: bool, origin_turn: Turn | None, source: dict | None = None) -> dict:
     history = memory_edits.history_of(memory)[1:]
     return {
         "id": memory.id,
+        "kind": memory.kind,
         "content": memory.content if show_text else None,
         "topic": memory.topic if show_text else None,
         "importance": memory.importance,
         "mentions": memory.mention_count,
         "session": memory.source_session.external_id if memory.source_session else "",
-        "source": source or {},
+        "message_id": memory.source_message_id,
+        "message_sent_at": memory.source_message.sent_at if memory.source_message else None,
+        "turn_id": origin_turn.id if origin_turn else None,
+        "created_at": memory.created_at,
         "updated_at": memory.updated_at,
-        "history": [
-            {
-                "id": h.id,
-                "content": h.content if show_text else None,
-                "created_at": h.created_at,
-                "reason": h.superseded_reason,
-            }
-            for h in history
-        ],
-    }
+        "source": source or {},
+        "history": [{"id": h.id, "content": h.content if show_text else None, "created_at": h.created_at,
+                     "reason": h.superseded_reason}
+                    for h in history],
+    }  # fmt: skip
 
 
-def _turn_row(turn: Turn, show_text: bool) -> dict:
+def _turn_row(turn: Turn, forgotten: list) -> dict:
+    """Counts only: the turn page shows what they are (and the text, to roles that read it)."""
     rejected = json.loads(turn.rejected) if turn.rejected else []
     return {
         "id": turn.id,
         "status": turn.status,
         "created_at": turn.created_at,
+        "session": turn.session.external_id,
         "created": len(turn.created_ids),
         "merged": len(turn.merged_ids),
         "superseded": len(turn.superseded_ids),
-        "rejected": rejected if show_text else [{"content": None, "reason": r["reason"]} for r in rejected],
+        "rejected": len(rejected),
+        "forgotten": len(forgotten),
+        "forget_handled": turn.forget_handled,
         "error": turn.error,
         "attempts": turn.attempts,
     }
@@ -159,50 +201,54 @@ def memory_restore(request, external_id, memory_id):
     return redirect("console:space", external_id=space.external_id)
 
 
-@console_view(roles=AUDIT_ROLES)
-def deletions(request):
-    params = request.GET
+@console_view(roles=OPERATOR_ROLES)
+def memory_edit(request, external_id, memory_id):
+    """GET: the form. POST: the same edit service the API's PATCH calls."""
+    space = _space(request, external_id)
+    memory = memory_edits.find_memory(space=space, memory_id=memory_id)
     errors = []
-    bounds = {}
-    for field in ("since", "until"):
+    if request.method == "POST":
         try:
-            bounds[field] = parse_filter_time(params.get(field, ""), field)
+            importance = _importance(request.POST.get("importance", ""))
+            memory_edits.edit_memory(
+                memory=memory,
+                content=request.POST.get("content", ""),
+                topic=request.POST.get("topic", ""),
+                importance=importance,
+            )
         except BadInput as exc:
             errors.append(str(exc))
-    cause = params.get("cause") or None
-    if cause is not None and cause not in DeletionAudit.Cause.values:
-        errors.append(f"cause: choose from {', '.join(DeletionAudit.Cause.values)}.")
-    if errors:
-        rows = DeletionAudit.objects.none()
-    else:
-        rows = deletion_audit.deletions(
-            tenant_id=request.membership.tenant_id,
-            space_external_id=params.get("space") or None,
-            cause=cause,
-            **bounds,
-        )
-    page = Paginator(rows, PAGE_SIZE).get_page(params.get("page"))
+        except ValidationError as exc:
+            errors.extend(f"{field}: {' '.join(messages_)}" for field, messages_ in exc.message_dict.items())
+        if not errors:
+            messages.success(request, f"Memory {memory.id} saved.")
+            return redirect("console:space", external_id=space.external_id)
+        memory.refresh_from_db()
+    form = {
+        "content": request.POST.get("content", memory.content),
+        "topic": request.POST.get("topic", memory.topic or ""),
+        "importance": request.POST.get("importance", f"{memory.importance:.2f}"),
+    }
     return render(
         request,
-        "console/deletions.html",
-        {"page": page, "causes": DeletionAudit.Cause.values, "filters": params, "check": None, "errors": errors,
-         "show_distances": may_see_distances(request)},
+        "console/memory_edit.html",
+        {"space": space, "memory": memory, "form": form, "errors": errors, "history": memory_edits.history_of(memory)},
         status=error_status(request, errors),
-    )  # fmt: skip
+    )
 
 
-@console_view(roles=AUDIT_ROLES)
-@require_POST
-def deletion_check(request):
-    space, text = request.POST.get("space", "").strip(), request.POST.get("text", "")
-    if not space or not text.strip():
-        return bad_request("Give a space and the text to check.")
-    found = deletion_audit.was_deleted(tenant_id=request.membership.tenant_id, space_external_id=space, text=text)
-    rows = deletion_audit.deletions(tenant_id=request.membership.tenant_id)
-    page = Paginator(rows, PAGE_SIZE).get_page(1)
-    return render(
-        request,
-        "console/deletions.html",
-        {"page": page, "causes": DeletionAudit.Cause.values, "filters": {},
-         "check": {"space": space, "found": found}, "show_distances": may_see_distances(request)},
-    )  # fmt: skip
+def _importance(value: str) -> float | None:
+    """An importance between 0 and 1, as the API accepts it; empty keeps the current one.
+
+    >>> _importance("0.5"), _importance("")
+    (0.5, None)
+    """
+    if not value.strip():
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise BadInput("importance: give a number between 0 and 1.") from None
+    if not 0.0 <= number <= 1.0:  # also refuses NaN
+        raise BadInput("importance: give a number between 0 and 1.")
+    return number

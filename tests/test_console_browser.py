@@ -98,6 +98,7 @@ def test_moving_the_dedup_slider_changes_the_preview(browser, live_server, conso
     expect(page.locator("#merge-count")).not_to_have_text("0", timeout=15000)
     assert int(page.locator("#merge-count").inner_text()) >= 1
     assert page.locator('line[data-threshold="dedup"]').get_attribute("data-value") == "0.300"
+    expect(page.locator("#value-dedup_distance")).to_have_text("0.300")  # the slider's value beside it
     page.screenshot(path=str(ARTIFACTS / "thresholds.png"), full_page=True)
 
 
@@ -112,6 +113,9 @@ def test_the_playground_shows_scores_and_the_threshold_split(browser, live_serve
     assert "We run a fleet of four vans." in page.locator("table.candidates tr.pass").first.inner_text()
     assert page.locator("tr.threshold-line").count() == 1
     assert page.locator("table.candidates tr.fail").count() >= 1
+    assert "We run a fleet of four vans." in page.locator("#prompt-block").inner_text()
+    assert "tokens" in page.locator("#prompt-budget").inner_text()
+    assert "0.0000" not in page.locator("table.candidates").inner_text()
     page.screenshot(path=str(ARTIFACTS / "playground.png"), full_page=True)
 
 
@@ -190,3 +194,144 @@ def test_an_account_of_two_tenants_chooses_one_and_switches(browser, live_server
     page.goto(f"{live_server.url}/console/spaces/")
     assert "alice-customer" in page.content() and "bob-customer" not in page.content()
     page.screenshot(path=str(ARTIFACTS / "tenant-switcher.png"), full_page=True)
+
+
+PHONE_WIDTHS = [390, 360]
+
+
+def fits_the_screen(page, width: int, name: str) -> None:
+    """No sideways scrolling of the page (wide tables scroll inside their card) and "Log out" on screen."""
+    page.screenshot(path=str(ARTIFACTS / f"{name}-{width}px.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width, name
+    log_out = page.get_by_role("button", name="Log out").bounding_box()
+    assert log_out is not None and log_out["x"] >= 0 and log_out["x"] + log_out["width"] <= width, name
+
+
+def test_revoking_a_key_asks_first_naming_the_key(browser, live_server, tenant_a):
+    from playwright.sync_api import expect
+
+    from tenants.api_keys import issue_api_key
+
+    issue_api_key(tenant=tenant_a, name="demo key", scopes=["turns"], agent="")
+    create_operator(tenant=tenant_a, username="ada", password=PASSWORD, role="admin")
+    create_operator(tenant=tenant_a, username="olga", password=PASSWORD, role="operator")
+    page = browser.new_page()
+    log_in(page, live_server, "ada")
+    page.goto(f"{live_server.url}/console/keys/")
+    asked = []
+
+    def answer(dialog, accept):
+        asked.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    page.once("dialog", lambda d: answer(d, accept=False))
+    page.get_by_role("button", name="Revoke demo key").click()
+    page.wait_for_timeout(500)
+    assert "demo key" in asked[0]
+    expect(page.locator("tr", has_text="demo key")).not_to_contain_text("revoked")
+    page.once("dialog", lambda d: answer(d, accept=True))
+    page.get_by_role("button", name="Revoke demo key").click()
+    expect(page.locator("tr", has_text="demo key")).to_contain_text("revoked", timeout=10000)
+    page.screenshot(path=str(ARTIFACTS / "api-keys.png"), full_page=True)
+
+    page.goto(f"{live_server.url}/console/members/")
+    page.once("dialog", lambda d: answer(d, accept=False))
+    page.get_by_role("button", name="Remove olga").click()
+    page.wait_for_timeout(500)
+    assert "Remove olga (operator)" in asked[-1]
+    expect(page.locator("tr", has_text="olga")).to_be_visible()
+    assert page.get_by_role("button", name="Remove ada").count() == 0  # no way to lock yourself out
+    page.screenshot(path=str(ARTIFACTS / "members.png"), full_page=True)
+
+
+def test_an_operator_traces_a_memory_to_its_turn_and_edits_it(browser, live_server, tenant_a):
+    from playwright.sync_api import expect
+
+    from tenants.api_keys import issue_api_key
+    from tests.conftest import api_client
+
+    space = make_space(tenant_a, "acme-customer", display_name="Acme customer")
+    agent = api_client(issue_api_key(tenant=tenant_a, name="agent", scopes=["turns"], agent="").secret)
+    for number, text in enumerate(FACTS):
+        response = agent.post(f"/api/v1/spaces/{space.external_id}/turns?wait=true",
+                              {"message": text, "session_id": f"chat-{number}"}, format="json")  # fmt: skip
+        assert response.status_code == 201
+    create_operator(tenant=tenant_a, username="olga", password=PASSWORD, role="operator")
+    page = browser.new_page()
+    log_in(page, live_server, "olga")
+    page.goto(f"{live_server.url}/console/spaces/{space.external_id}/")
+    page.fill("#q", "renewal")
+    page.select_option("#kind", "fact")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("#memory-count")).to_have_text("1 memory match.")
+    row = page.locator("tr.memory", has_text="Our renewal is in May.")
+    memory_id = row.locator("code.id").first.inner_text()
+    page.screenshot(path=str(ARTIFACTS / "space-filtered.png"), full_page=True)
+    row.get_by_role("link", name="the turn that learnt it").click()
+    expect(page.locator("#turn-effects")).to_contain_text(memory_id)
+    assert page.locator("#turn-message").get_by_text("Text not kept").count() == 1
+    page.screenshot(path=str(ARTIFACTS / "turn.png"), full_page=True)
+    page.go_back()
+    page.locator("tr.memory", has_text="Our renewal is in May.").get_by_role("link", name="Edit…").click()
+    page.fill("#content", "Our renewal is in June.")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("tr.memory", has_text="Our renewal is in June.")).to_be_visible(timeout=10000)
+    assert memory_id in page.locator("tr.memory", has_text="in June").inner_text()
+    turn_url = (
+        page.locator(f"#memory-{memory_id}").get_by_role("link", name="the turn that learnt it").get_attribute("href")
+    )
+    page.get_by_role("button", name="Log out").click()
+
+    # Support staff, on a phone: the same ids and provenance, never the text.
+    create_operator(tenant=tenant_a, username="sam", password=PASSWORD, role="support")
+    phone = browser.new_page(viewport={"width": 390, "height": 800})
+    log_in(phone, live_server, "sam")
+    phone.goto(f"{live_server.url}/console/spaces/{space.external_id}/")
+    assert memory_id in phone.locator("#memory-rows").inner_text()
+    fits_the_screen(phone, 390, "space-support")
+    phone.goto(live_server.url + turn_url)
+    assert memory_id in phone.locator("#turn-effects").inner_text()
+    fits_the_screen(phone, 390, "turn-support")
+    for text in [*FACTS, "Our renewal is in June."]:
+        assert text not in phone.content()
+
+
+@pytest.mark.parametrize("width", PHONE_WIDTHS)
+def test_the_console_fits_a_phone(browser, live_server, console_data, width):
+    from memory.models import DeletionAudit
+
+    with scope.tenant_scope(console_data.tenant_id):
+        DeletionAudit.objects.create(
+            tenant_id=console_data.tenant_id, space_uuid=console_data.id, space_external_id=console_data.external_id,
+            memory_id="6f1c1c54-0000-4000-8000-000000000001", memory_kind="fact", cause="customer_request",
+            actor="customer", limits={"forget_floor": 0.06, "max_deletions_per_request": 3}, content_digest="x" * 64,
+        )  # fmt: skip
+    create_operator(tenant=console_data.tenant, username="ada", password=PASSWORD, role="admin")
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    log_in(page, live_server, "ada")
+    for name, path in [("overview", "/console/"), ("spaces", "/console/spaces/"),
+                       ("space", f"/console/spaces/{console_data.external_id}/"),
+                       ("deletions", "/console/deletions/"), ("members", "/console/members/"),
+                       ("api-keys", "/console/keys/"),
+                       ("thresholds", f"/console/spaces/{console_data.external_id}/thresholds/"),
+                       ("playground", f"/console/playground/?space={console_data.external_id}&message=vans"),
+                       ]:  # fmt: skip
+        page.goto(live_server.url + path)
+        fits_the_screen(page, width, name)
+    page.goto(live_server.url + "/console/deletions/")
+    assert "forget_floor: 0.06; max_deletions_per_request: 3" in page.locator("#audit-rows").inner_text()
+    assert "6f1c1c54-0000-4000-8000-000000000001" in page.locator("#audit-rows").inner_text()
+
+
+def test_support_gets_a_framed_403_and_the_skip_link_works(browser, live_server, console_data):
+    page = browser.new_page()
+    log_in(page, live_server, "sam")
+    response = page.goto(f"{live_server.url}/console/keys/")
+    assert response.status == 403
+    assert page.locator("h1").inner_text() == "Not allowed"
+    assert page.get_by_role("button", name="Log out").is_visible()
+    page.screenshot(path=str(ARTIFACTS / "forbidden.png"), full_page=True)
+    page.goto(f"{live_server.url}/console/")
+    page.keyboard.press("Tab")
+    assert page.get_by_role("link", name="Skip to content").is_visible()
+    assert page.request.get(f"{live_server.url}/favicon.ico").ok

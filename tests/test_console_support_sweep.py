@@ -10,7 +10,7 @@ import pytest
 from django.urls import URLPattern
 
 from console import urls as console_urls
-from memory.models import DeletionAudit, Episode, Memory
+from memory.models import DeletionAudit, Episode, Memory, Turn
 from tenants import scope
 from tenants.models import ApiKey, Membership
 from tenants.space_settings import effective_settings
@@ -31,6 +31,10 @@ THREE_DECIMALS = re.compile(r"\d\.\d{3}")
 
 @pytest.fixture
 def tenant_with_content(client_a, tenant_a, space_a):
+    # Kept transcripts: the turn and session pages then hold customer text that support must not see.
+    kept = client_a.patch(f"/api/v1/spaces/{space_a.external_id}", {"settings": {"keep_transcripts": True}},
+                          format="json")  # fmt: skip
+    assert kept.status_code == 200
     for number, text in enumerate(CUSTOMER_SAYS):
         response = client_a.post(
             f"/api/v1/spaces/{space_a.external_id}/turns?wait=true", {"message": text, "session_id": f"s{number}"},
@@ -63,7 +67,7 @@ def secrets_of(tenant, spaces) -> list[str]:
             for e in Episode.objects.filter(space=space):
                 texts += [t for t in (e.output, e.outcome, e.resolution_comment, e.feedback_comment) if t]
                 texts += [str(v) for v in e.inputs_dict.values()] if hasattr(e, "inputs_dict") else []
-    return [t for t in texts if len(t) > 6]
+    return [t for t in texts + CUSTOMER_SAYS if len(t) > 6]
 
 
 def allowed_figures(spaces) -> set[str]:
@@ -71,6 +75,7 @@ def allowed_figures(spaces) -> set[str]:
     figures = {"0.005"}  # the sliders' step
     for space in spaces:
         with scope.tenant_scope(space.tenant_id, space):
+            space.refresh_from_db()  # the fixture changed its settings through the API
             for value in effective_settings(space).values():
                 if isinstance(value, float):
                     figures.add(f"{value:.3f}")
@@ -80,13 +85,15 @@ def allowed_figures(spaces) -> set[str]:
 def concrete_urls(tenant, space, shared) -> dict[str, list[str]]:
     with scope.tenant_scope(tenant, space):
         memory = Memory.objects.filter(space=space).first()
+        turn = Turn.objects.filter(space=space).select_related("session").first()
     with scope.tenant_scope(tenant, shared):
         episode = Episode.objects.filter(space=shared).first()
     with scope.tenant_scope(tenant):
         key = ApiKey.objects.first()
         membership = Membership.objects.first()
         audit_space = DeletionAudit.objects.first().space_external_id
-    ids = {"memory_id": memory.pk, "episode_id": episode.pk, "key_id": key.pk, "membership_id": membership.pk}
+    ids = {"memory_id": memory.pk, "episode_id": episode.pk, "key_id": key.pk, "membership_id": membership.pk,
+           "turn_id": turn.pk, "session_id": turn.session.external_id}  # fmt: skip
     urls = {}
     for pattern in console_urls.urlpatterns:
         assert isinstance(pattern, URLPattern)
@@ -105,6 +112,8 @@ def concrete_urls(tenant, space, shared) -> dict[str, list[str]]:
         "playground": [f"?space={space.external_id}&message={SAMPLE_QUERY}&mode={m}" for m in
                        ("recall", "forget", "episodes", "escalation")],
         "deletions": [f"?space={audit_space}", "?cause=user_request", "?since=2020-01-01T00:00:00Z"],
+        "deletions-csv": [f"?space={audit_space}", "?since=2020-01-01"],
+        "space": ["?kind=fact", "?q=vans", "?topic=fleet", "?since=2020-01-01"],
     }  # fmt: skip
     for name, queries in extra.items():
         urls[name] = urls[name] + [urls[name][0] + q for q in queries]

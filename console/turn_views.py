@@ -1,0 +1,58 @@
+"""What one turn did, and a session's kept transcript: the operator's "why does it know this?".
+
+Roles that do not read memory text see the same pages with ids, kinds, reasons and times only.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404
+from django.shortcuts import render
+
+from console.access import console_view, may_read_memory_text
+from console.space_investigation import find_turn, transcript_of, turn_account
+from tenants import spaces
+from tenants.space_settings import effective_settings
+
+
+def _keeps_transcripts(space) -> bool:
+    return bool(effective_settings(space).get("keep_transcripts"))
+
+
+@console_view()
+def turn_detail(request, external_id, turn_id):
+    space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
+    turn = find_turn(space=space, turn_id=turn_id)
+    if turn is None:
+        raise Http404("No such turn.")
+    account = turn_account(turn)
+    show_text = may_read_memory_text(request)
+    if not show_text:
+        for section in ("created", "merged", "superseded"):
+            for brief in account[section]:
+                brief["content"] = None
+        account["rejected"] = [{"content": None, "reason": r.get("reason", "")} for r in account["rejected"]]
+    # Not "messages": base.html lists the messages framework's notices under that name.
+    said = [
+        {"id": m.id, "role": m.role, "sent_at": m.sent_at, "digest": m.digest,
+         "content": m.content if show_text else None, "kept": m.content is not None}
+        for m in account["messages"]
+    ]  # fmt: skip
+    context = {"space": space, "turn": turn, "account": account, "said": said, "show_text": show_text,
+               "keeps_transcripts": _keeps_transcripts(space)}  # fmt: skip
+    return render(request, "console/turn.html", context)
+
+
+@console_view()
+def session_transcript(request, external_id, session_id):
+    space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
+    session, messages = transcript_of(space=space, session_external_id=session_id)
+    if session is None:
+        raise Http404("No such session.")
+    show_text = may_read_memory_text(request)
+    rows = [
+        {"id": m.id, "role": m.role, "sent_at": m.sent_at, "digest": m.digest,
+         "content": m.content if show_text else None, "kept": m.content is not None}
+        for m in messages
+    ]  # fmt: skip
+    context = {"space": space, "session": session, "rows": rows, "show_text": show_text}
+    return render(request, "console/transcript.html", context)
