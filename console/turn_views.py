@@ -5,6 +5,8 @@ Roles that do not read memory text see the same pages with ids, kinds, reasons a
 
 from __future__ import annotations
 
+import re
+
 from django.http import Http404
 from django.shortcuts import render
 
@@ -16,6 +18,18 @@ from tenants.space_settings import effective_settings
 
 def _keeps_transcripts(space) -> bool:
     return bool(effective_settings(space).get("keep_transcripts"))
+
+
+def reason_class(reason: str) -> str:
+    """A rejection reason without its details: grounding names the words, numbers or names an entry
+    added, and the distance it kept, which roles that read no memory text must not see.
+
+    >>> reason_class("adds a number the customer did not say: 4242")
+    'adds a number the customer did not say'
+    >>> reason_class("only 40% of its words are in the customer's message (missing: company, furniture)")
+    "only 40% of its words are in the customer's message"
+    """
+    return re.split(r": | \(", reason, maxsplit=1)[0].strip()
 
 
 @console_view()
@@ -30,7 +44,9 @@ def turn_detail(request, external_id, turn_id):
         for section in ("created", "merged", "superseded"):
             for brief in account[section]:
                 brief["content"] = None
-        account["rejected"] = [{"content": None, "reason": r.get("reason", "")} for r in account["rejected"]]
+        account["rejected"] = [
+            {"content": None, "reason": reason_class(r.get("reason", ""))} for r in account["rejected"]
+        ]
     # Not "messages": base.html lists the messages framework's notices under that name.
     said = [
         {"id": m.id, "role": m.role, "sent_at": m.sent_at, "digest": m.digest,

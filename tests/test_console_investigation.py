@@ -285,6 +285,7 @@ def test_a_turn_shows_rejected_entries_with_reasons_and_support_sees_reasons_onl
     login(client, tenant_a, "support", username="sam")
     page = client.get(url).content.decode()
     assert "furniture" not in page and "that&#x27;s right" not in page and "words are in the customer" in page
+    assert "company" not in page  # grounding's reason names the missing words: support gets the class only
     transcript = client.get(reverse("console:transcript", args=[space_a.external_id, "chat-1"])).content.decode()
     assert "that&#x27;s right" not in transcript and "message metadata only" in transcript
 
