@@ -63,7 +63,16 @@ def test_development_mode_without_a_secret_key_gets_a_generated_one():
 def project_commands() -> dict[str, str]:
     from django.core.management import get_commands
 
-    return {name: app for name, app in get_commands().items() if app in ("tenants", "memory")}
+    return {name: app for name, app in get_commands().items() if app in ("tenants", "memory", "mcp_server")}
+
+
+# Commands whose real run needs its own kind of test: `migrate` and `flush` switch the connection to the
+# owner role, which a test inside a transaction cannot do; `mcp` serves until stopped.
+RUN_ELSEWHERE = {
+    "migrate": "test_migrate_and_flush_run_as_the_owner",
+    "flush": "test_migrate_and_flush_run_as_the_owner",
+    "mcp": "tests/test_mcp_server.py (stdio and streamable HTTP)",
+}
 
 
 @pytest.mark.parametrize("name", sorted(project_commands()))
@@ -94,7 +103,7 @@ def test_every_command_runs_for_real(settings, tenant_a, space_a, space_a2, clie
         "reembed": (["--tenant", "alice"], "Done:"),
         "sweep_turns": ([], "queued 0 due turn(s)"),
     }
-    assert set(runs) == set(project_commands()), "a new command needs a real run here"
+    assert set(runs) | set(RUN_ELSEWHERE) == set(project_commands()), "a new command needs a real run here"
     for name, (arguments, expected) in runs.items():
         call_command(name, *arguments)
         out = capsys.readouterr()
@@ -121,3 +130,17 @@ def test_create_operator_gives_an_existing_account_a_second_tenant_without_touch
     assert "olga is support of bob" in out.out and "password was left unchanged" in out.err
     user = django_user_model.objects.get(username="olga")
     assert user.check_password("olga-own-password") and not user.check_password("someone-elses")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migrate_and_flush_run_as_the_owner(capsys):
+    """The runtime role may neither change the schema nor TRUNCATE: both commands switch to the owner."""
+    from django.core.exceptions import ObjectDoesNotExist
+
+    call_command("migrate", "--plan")
+    assert "No planned migration operations" in capsys.readouterr().out
+    call_command("create_tenant", "Acme Freight", "--slug", "acme")
+    assert tenant_by_slug("acme").slug == "acme"
+    call_command("flush", "--no-input")
+    with pytest.raises(ObjectDoesNotExist):
+        tenant_by_slug("acme")
