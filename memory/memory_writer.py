@@ -179,7 +179,9 @@ class MemoryWriter:
             memory.content = entry.content
             memory.embedding = grounded.vector
         memory.importance = max(memory.importance, entry.importance)
-        memory.mention_count += 1
+        if memory.id not in self.outcome.created and memory.id not in self.outcome.merged:
+            # One message is one mention, however many times an extractor repeats the entry.
+            memory.mention_count += 1
         memory.source_session = self.session
         memory.source_message = self.message
         if entry.topic:

@@ -295,6 +295,14 @@ def test_a_model_cannot_supersede_the_customers_fact_with_one_about_someone_else
     assert "I live in Leeds." in current(space_a)
 
 
+def test_a_model_repeating_one_entry_cannot_inflate_its_mention_count(client_a, space_a, openai_engines):
+    openai_engines.replies = [{"entries": [model_entry("We run four delivery vans.", "fleet")] * 15}]
+    say(client_a, space_a, "We run four delivery vans.", "s1")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        fact = Memory.objects.get(kind="fact", superseded_by__isnull=True)
+    assert fact.mention_count == 1
+
+
 def test_a_merge_that_rewrites_the_wording_keeps_the_earlier_one(client_a, space_a):
     say(client_a, space_a, "Always call before delivery.", "s1")
     say(client_a, space_a, "Always call before delivery, at least an hour ahead.", "s2")
