@@ -308,11 +308,12 @@ NOT_A_REQUEST_BEFORE = {
     "ja": "",
 }
 # A forget verb that is asked about, supposed, reported or quoted is not a request (2026-11-30). In the
-# same sentence before the verb: a question that asks HOW / WHY / WHETHER ("how do I make you forget …"),
+# same sentence before the verb: a question that asks HOW / WHY / WHEN / WHETHER ("how do I make you forget …",
+# "do you delete my data after 30 days?"),
 # a supposition ("what if you forgot …") or a verb of saying ("I never said forget …", "my colleague
 # said: forget …"). A modal request is still a request: "can you forget …", "could you please delete …".
 NOT_A_REQUEST_CONTEXT = {
-    "en": "how, why, what if, whether, if, said, says, say, told, tells, asked me, wrote, writes, heard",
+    "en": "how, why, what if, what happens, whether, if, when, do you, does, did, said, says, say, told, tells, asked me, wrote, writes, heard",
     "ru": "как, почему, зачем, если, сказал, сказала, сказали, говорит, говорил, говорила, написал, написала",
     "cs": "jak, proč, kdyby, kdybych, kdybychom, jestli, zda, řekl, řekla, řekli, říká, říkal, říkala, napsal, napsala",
     "de": "wie, warum, wieso, ob, wenn, falls, sagte, sagt, gesagt, schrieb, geschrieben",

@@ -264,6 +264,8 @@ NOT_REQUESTS = [
     "Would you forget my phone number if I asked?",
     "I never said forget my phone number.",
     "My colleague said: forget the warehouse in Leeds, but we keep it.",
+    "Do you delete my phone number after 30 days?",
+    "Did you forget my phone number?",
     "Если я скажу: забудь мой номер телефона, ты забудешь?",
     "Коллега сказал: забудь склад в Лидсе, но мы его оставляем.",
     "同僚は「倉庫を忘れてください」と言いました。",
