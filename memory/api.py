@@ -101,6 +101,8 @@ def respond_with_turn(
         body["confirmation"] = forgot.confirmation
         if forgot.more_matched:
             body["more_matched"] = forgot.more_matched
+        if forgot.needs_operator:
+            body["needs_operator"] = True
     if recalled is not None:
         body.update(memories=recalled.hits, prompt=recalled.prompt)
         if recalled.warning:
@@ -297,6 +299,7 @@ class Forget(APIView):
             "forgotten": [dataclasses.asdict(d) for d in outcome.forgotten],
             "more_matched": outcome.more_matched,
             "confirmation": outcome.confirmation,
+            "needs_operator": outcome.needs_operator,
             "limits": outcome.limits,
             "candidates": [
                 {

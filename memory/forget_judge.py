@@ -59,6 +59,8 @@ class ForgetIntent:
     wants_old: bool = False  # "my OLD address": never the current value
     value_words: set[str] = dataclasses.field(default_factory=set)  # "… in Kazan"
     states_new_value: bool = False  # a correction that also says what is true now: mined, not deleted
+    broad: bool = False  # "forget everything", "delete all my data": no message can carry it out
+    not_a_request: bool = False  # a forget verb negated, asked about or reported: "how do I make you forget …"
 
 
 @dataclasses.dataclass
@@ -97,6 +99,33 @@ def _statement_not_request(before: str, language: str) -> bool:
     )
 
 
+_SENTENCE_END = re.compile(r"[.!?;。！？]")
+
+
+def _asked_about_or_reported(text: str, at: int, end: int, language: str) -> bool:
+    """ "How do I make you forget …?", "would you forget … if I asked?", "I never said forget …", "my colleague
+    said: forget …": within the verb's sentence, a question word, a supposition or a verb of saying before it, or
+    a condition after it (``NOT_A_REQUEST_CONTEXT``, ``NOT_A_REQUEST_AFTER``). "Can you forget …?" is a request."""
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, at)]
+    before = text[starts[-1] if starts else 0 : at]
+    stop = _SENTENCE_END.search(text, end)
+    after = text[end : stop.start() if stop else len(text)]
+    return any(_find(before, p, language) >= 0 for p in _phrases(lexicon.NOT_A_REQUEST_CONTEXT, language)) or any(
+        _find(after, p, language) >= 0 for p in _phrases(lexicon.NOT_A_REQUEST_AFTER, language)
+    )
+
+
+def _is_broad(rest: str, target: str, language: str) -> bool:
+    """ "Forget everything (you know about me)", "delete all my data": a word for everything and nothing named
+    besides it ("forget everything about my vans" names the vans)."""
+    if not any(_find(rest, p, language) >= 0 for p in _phrases(lexicon.BROAD_FORGET, language)):
+        return False
+    named = search_tokens(target, language) - lexicon.BROAD_FILLER_TOKENS
+    for phrase in _phrases(lexicon.BROAD_FORGET, language):
+        named -= search_tokens(phrase, language)
+    return not named
+
+
 def read_intent(message: str) -> ForgetIntent:
     """The rule set's reading: explicit request, correction, or neither; and what to match.
 
@@ -112,7 +141,7 @@ def read_intent(message: str) -> ForgetIntent:
             return intent
         if forget_negated:
             break
-    return ForgetIntent(None, [message], detected)
+    return ForgetIntent(None, [message], detected, not_a_request=forget_negated)
 
 
 def _read_in(message: str, text: str, language: str) -> tuple[ForgetIntent | None, bool]:
@@ -122,12 +151,14 @@ def _read_in(message: str, text: str, language: str) -> tuple[ForgetIntent | Non
         at = _find(text, phrase, language)
         if at < 0:
             continue
-        if _statement_not_request(text[:at], language):
+        if _statement_not_request(text[:at], language) or _asked_about_or_reported(
+            text, at, at + len(phrase), language
+        ):
             forget_negated = True
             continue
         if language == "ja":
             # Japanese names the target before the verb: 「家具について忘れてください」.
-            target = text[:at]
+            target = rest = text[:at]
             for marker in (*_phrases(lexicon.FORGET_TARGET_MARKERS, language), "を"):
                 target = target.removesuffix(marker)
         else:
@@ -146,6 +177,7 @@ def _read_in(message: str, text: str, language: str) -> tuple[ForgetIntent | Non
             attribute=forget_targets.named_attribute(target, language),
             wants_old=forget_targets.asks_for_old_value(target, language),
             value_words=forget_targets.value_words(target, language),
+            broad=_is_broad(rest, target, language),
         ), False
     # In "we never forget a deadline" the negation belongs to the verb "forget": it corrects nothing stored.
     if not forget_negated and any(_find(text, p, language) >= 0 for p in _phrases(lexicon.CORRECTION, language)):
@@ -228,13 +260,9 @@ def _not_current(pool: list[Offered], attribute_rows: list[Offered]) -> list[Off
     return [o for o in pool if o.id != newest.id]
 
 
-def select_explicit(intent: ForgetIntent, offered: list[Offered]) -> list[Offered]:
-    """What an explicit request deletes: never wider than asked.
-
-    An attribute ("my phone number") takes only the memories that state it, narrowed to the value
-    the request names ("… in Kazan") when one does; "old" never takes the current value. Without an
-    attribute: the memories that carry every word of what was named, else the best match and those
-    within a tight margin of it."""
+def _named_pool(intent: ForgetIntent, offered: list[Offered]) -> tuple[list[Offered], list[Offered]]:
+    """The rows stating the attribute a request names (all rows without one), narrowed to the value it
+    names; and the attribute's rows before that narrowing."""
     pool = offered
     if intent.attribute:
         pool = [o for o in offered if forget_targets.states_attribute(o.content, intent.attribute)]
@@ -245,6 +273,29 @@ def select_explicit(intent: ForgetIntent, offered: list[Offered]) -> list[Offere
         # nothing stored (a miss, never a wrong deletion). Alone they are the target's words, which a
         # memory in other words or another language may not share: they narrow, they do not veto.
         pool = naming if intent.attribute else (naming or pool)
+    return pool, attribute_rows
+
+
+def rule_bound(intent: ForgetIntent, offered: list[Offered]) -> list[Offered] | None:
+    """What the rule set admits for an explicit request that names an attribute or "old" — the bound on
+    any judge, a model included ("forget my phone number" never reaches "I prefer email over phone");
+    None when the request names neither (the floor and the margin bound it)."""
+    if intent.kind != "explicit" or not (intent.attribute or intent.wants_old):
+        return None
+    pool, attribute_rows = _named_pool(intent, offered)
+    if intent.wants_old:
+        return _not_current(pool, attribute_rows)
+    return [o for o in pool if o.current]
+
+
+def select_explicit(intent: ForgetIntent, offered: list[Offered]) -> list[Offered]:
+    """What an explicit request deletes: never wider than asked.
+
+    An attribute ("my phone number") takes only the memories that state it, narrowed to the value
+    the request names ("… in Kazan") when one does; "old" never takes the current value. Without an
+    attribute: the memories that carry every word of what was named, else the best match and those
+    within a tight margin of it."""
+    pool, attribute_rows = _named_pool(intent, offered)
     if intent.wants_old:
         return _not_current(pool, attribute_rows)
     pool = [o for o in pool if o.current]
@@ -294,13 +345,15 @@ def quote_asks(quote: str | None, message: str) -> bool:
         return False
     quoted = normalise(quote).strip(" .,!?:;。、！？")
     at = normalise(message).find(quoted) if quoted else -1
-    if at < 0 or read_intent(quote).kind is None:
+    if at < 0 or read_intent(quote).kind is None or read_intent(message).not_a_request:
         return False
     # Read with the words before it too: the quote "forget our renewal" from "Don't forget our renewal" asks nothing.
     return read_intent(normalise(message)[: at + len(quoted)]).kind is not None
 
 
 def judge_with_model(message: str, intent: ForgetIntent, offered: list[Offered]) -> Judgement:
+    """The model picks among the rows the rule set admits (all offered when the request names no attribute
+    or "old"); its ids are intersected with them, and with those its own quote's attribute admits."""
     from memory.openai_extractor import chat_client, chat_json, prompt
 
     listed = "\n".join(f"{o.id}: {o.content}" for o in offered)
@@ -316,14 +369,24 @@ def judge_with_model(message: str, intent: ForgetIntent, offered: list[Offered])
         # Only the customer's words make a request: a model that calls a plain statement one is overruled.
         logger.warning("forget judgement: the model's request is not in the customer's words; nothing deleted")
         return Judgement(False, [], None, "openai")
-    return Judgement(verdict, ids if verdict else [], confirmation, "openai")
+    allowed = {o.id for o in offered}
+    if verdict and quote and intent.kind is None:
+        # A request the rule set did not read in the whole message is bounded by what its quote names.
+        quoted_bound = rule_bound(read_intent(quote), offered)
+        if quoted_bound is not None:
+            allowed &= {o.id for o in quoted_bound}
+    return Judgement(verdict, [i for i in ids if i in allowed] if verdict else [], confirmation, "openai")
 
 
 def judge(message: str, intent: ForgetIntent, offered: list[Offered]) -> Judgement:
     """With candidates and a model, the model decides within the checks; otherwise (or on failure) the rule set does."""
-    if offered and settings.ENGRAM_EXTRACTION_ENGINE == "openai":
+    if intent.kind == "explicit" and intent.broad:
+        return Judgement(True, [], None, "offline")  # "forget everything": routed, never carried out here
+    bound = rule_bound(intent, offered)
+    shown = offered if bound is None else bound  # the model sees, and may pick, only what the rule admits
+    if shown and settings.ENGRAM_EXTRACTION_ENGINE == "openai":
         try:
-            return judge_with_model(message, intent, offered)
+            return judge_with_model(message, intent, shown)
         except ModelUnavailable as exc:
             logger.warning("forget judgement fell back to the rule set: %s", exc)
     return judge_offline(intent, message, offered)

@@ -75,6 +75,7 @@ class ForgetOutcome:
     limits: dict
     dry_run: bool
     engine: str
+    needs_operator: bool = False  # "forget everything": only an operator's erasure can do it; the agent routes it
 
     @property
     def handled(self) -> bool:
@@ -201,6 +202,10 @@ def forget(*, space, utterance: str, context: DeletionContext, dry_run: bool = F
         # Always our own sentence, built from what was actually deleted: a model's wording could
         # name something the limits kept.
         confirmation = confirmation_for(intent.language, forgotten, len(overflow), explicit=explicit)
+    needs_operator = intent.kind == "explicit" and intent.broad
+    if needs_operator:
+        # Not "nothing stored": there is, and the caps keep a message from erasing it all. Say so, truthfully.
+        confirmation = lexicon.BROAD_CONFIRMATIONS.get(intent.language, lexicon.BROAD_CONFIRMATIONS["en"])
     return ForgetOutcome(
         intent=intent,
         is_forget_request=judgement.is_forget_request or intent.kind == "explicit",
@@ -211,4 +216,5 @@ def forget(*, space, utterance: str, context: DeletionContext, dry_run: bool = F
         limits=limits,
         dry_run=dry_run,
         engine=judgement.engine,
+        needs_operator=needs_operator,
     )

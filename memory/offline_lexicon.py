@@ -307,6 +307,55 @@ NOT_A_REQUEST_BEFORE = {
     "fr": "ne, n', jamais, nous, je",
     "ja": "",
 }
+# A forget verb that is asked about, supposed, reported or quoted is not a request (2026-11-30). In the
+# same sentence before the verb: a question that asks HOW / WHY / WHEN / WHETHER ("how do I make you forget …",
+# "do you delete my data after 30 days?"),
+# a supposition ("what if you forgot …") or a verb of saying ("I never said forget …", "my colleague
+# said: forget …"). A modal request is still a request: "can you forget …", "could you please delete …".
+NOT_A_REQUEST_CONTEXT = {
+    "en": "how, why, what if, what happens, whether, if, when, do you, does, did, said, says, say, told, tells, asked me, wrote, writes, heard",
+    "ru": "как, почему, зачем, если, сказал, сказала, сказали, говорит, говорил, говорила, написал, написала",
+    "cs": "jak, proč, kdyby, kdybych, kdybychom, jestli, zda, řekl, řekla, řekli, říká, říkal, říkala, napsal, napsala",
+    "de": "wie, warum, wieso, ob, wenn, falls, sagte, sagt, gesagt, schrieb, geschrieben",
+    "es": "cómo, por qué, si, dijo, dice, decía, escribió",
+    "fr": "comment, pourquoi, si, dit, disait, a dit, écrit",
+    "ja": "どうやって, どうすれば, どうしたら, なぜ, もし",
+}
+# After the verb, in the same sentence: a condition ("would you forget my number if I asked?") or, in
+# Japanese, the quotation marker of reported speech (「忘れてくださいと言った」).
+NOT_A_REQUEST_AFTER = {
+    "en": "if i, if we, if someone, if somebody, if asked, if they",
+    "ru": "если я, если мы, если бы",
+    "cs": "kdybych, kdybychom, kdyby, jestli",
+    "de": "wenn ich, wenn wir, falls ich, falls wir",
+    "es": "si yo, si se lo, si te lo, si le",
+    "fr": "si je, si on, si nous",
+    "ja": "と言, って言, とおっしゃ, と書, かどうか",
+}
+# "Forget everything", "delete all my data", "забудь всё обо мне": a request to erase everything is not
+# one a message can carry out (the caps and the floor stop it); it is answered as such and routed.
+BROAD_FORGET = {
+    "en": "everything, all my data, all our data, all data, all my information, all our information, all my details, all of it, all about me, all about us, all you know, anything you know",
+    "ru": "всё, все мои данные, все наши данные, все данные, все сведения",
+    "cs": "všechno, vše, všechna data, všechna moje data, všechny údaje, všechny moje údaje",
+    "de": "alles, alle meine daten, alle unsere daten, alle daten",
+    "es": "todo, todos mis datos, todos nuestros datos, todos los datos",
+    "fr": "tout, toutes mes données, toutes nos données, toutes les données",
+    "ja": "全部, すべて, 全て, 全データ, 私のデータ, 私の情報",
+}
+# What may stand beside a broad word without naming anything specific ("everything about me", "all my data").
+BROAD_FILLER_TOKENS = {"data", "information", "info", "details", "detail", "memory", "memories", "обо", "данные",
+                       "сведения", "údaje", "daten", "datos", "données", "データ", "情報"}  # fmt: skip
+# The answer to a broad request: true, in the customer's language, and pointing where it can be done.
+BROAD_CONFIRMATIONS = {
+    "en": "I can't erase everything from a single message. A full erasure of your data is done by the service operator; I can also forget one specific thing if you tell me what.",
+    "ru": "Удалить всё по одному сообщению я не могу. Полное удаление ваших данных выполняет оператор сервиса; а забыть что-то конкретное я могу — скажите, что именно.",
+    "cs": "Z jedné zprávy nemohu smazat všechno. Úplné smazání vašich údajů provádí provozovatel služby; konkrétní věc zapomenu, když mi řeknete kterou.",
+    "de": "Alles auf eine einzelne Nachricht hin zu löschen, kann ich nicht. Eine vollständige Löschung Ihrer Daten nimmt der Betreiber des Dienstes vor; etwas Bestimmtes vergesse ich, wenn Sie mir sagen, was.",
+    "es": "No puedo borrarlo todo a partir de un solo mensaje. El borrado completo de sus datos lo realiza el operador del servicio; puedo olvidar algo concreto si me dice qué.",
+    "fr": "Je ne peux pas tout effacer à partir d'un seul message. L'effacement complet de vos données est fait par l'opérateur du service ; je peux oublier une chose précise si vous me dites laquelle.",
+    "ja": "一つのメッセージですべてを消去することはできません。データの完全な削除はサービスの運営者が行います。特定の内容であれば、何を忘れればよいか教えてください。",
+}
 # What follows these in an explicit request names the target ("forget what you know about X").
 FORGET_TARGET_MARKERS = {
     "en": "about, that",

@@ -142,6 +142,9 @@ class TurnOutput(serializers.Serializer):
     forgotten = serializers.ListField(child=serializers.DictField(), required=False)
     confirmation = serializers.CharField(required=False, allow_blank=True)
     more_matched = serializers.IntegerField(required=False)
+    needs_operator = serializers.BooleanField(
+        required=False, help_text="A request to erase everything: only the operator's erasure can do it; route it."
+    )
     created = MemoryBrief(many=True, required=False)
     merged = MemoryBrief(many=True, required=False)
     superseded = serializers.ListField(child=serializers.UUIDField(), required=False)
@@ -187,6 +190,9 @@ class ForgetOutput(serializers.Serializer):
     forgotten = ForgottenOutput(many=True)
     more_matched = serializers.IntegerField()
     confirmation = serializers.CharField(allow_blank=True)
+    needs_operator = serializers.BooleanField(
+        help_text="A request to erase everything: only the operator's erasure can do it; route it."
+    )
     limits = serializers.DictField()
     candidates = ForgetCandidateOutput(many=True)
 

@@ -266,20 +266,23 @@ class HostileChat:
 
     def _forget_judgement(self, mode: str, user: str):
         offered = re.findall(r"^([0-9a-f-]{36}):", user, flags=re.MULTILINE)
+        # The whole customer message as the quote: the strongest claim a model can make that it was asked.
+        quote = user.split("<<<\n", 1)[-1].split("\n>>>", 1)[0]
         if mode == "honest":
             return {"is_forget_request": False, "delete_ids": [], "confirmation": None}
         if mode == "over_eager":
-            return {"is_forget_request": True, "delete_ids": offered, "confirmation": "Done."}
+            return {"is_forget_request": True, "request_quote": quote, "delete_ids": offered, "confirmation": "Done."}
         if mode == "not_offered":
             return {
                 "is_forget_request": True,
+                "request_quote": quote,
                 "delete_ids": ["00000000-0000-0000-0000-000000000001"],
                 "confirmation": None,
             }
         if mode == "false_string":
-            return {"is_forget_request": "false", "delete_ids": offered, "confirmation": None}
+            return {"is_forget_request": "false", "request_quote": quote, "delete_ids": offered, "confirmation": None}
         if mode == "mistyped":
-            return {"is_forget_request": True, "delete_ids": 5, "confirmation": None}
+            return {"is_forget_request": True, "request_quote": quote, "delete_ids": 5, "confirmation": None}
         raise ValueError(mode)
 
     def _query_analysis(self, mode: str, user: str):

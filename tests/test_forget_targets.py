@@ -256,6 +256,93 @@ def test_a_statement_that_asks_nothing_deletes_nothing(client_a, space_a, stored
     assert audited(space_a) == 0
 
 
+# --- #16.3: a question, a supposition, reported speech and "everything" are not carried out ------
+
+PHONE = "My phone number is +420 777 123 456."
+NOT_REQUESTS = [
+    "How do I make you forget my phone number?",
+    "Would you forget my phone number if I asked?",
+    "I never said forget my phone number.",
+    "My colleague said: forget the warehouse in Leeds, but we keep it.",
+    "Do you delete my phone number after 30 days?",
+    "Did you forget my phone number?",
+    "Если я скажу: забудь мой номер телефона, ты забудешь?",
+    "Коллега сказал: забудь склад в Лидсе, но мы его оставляем.",
+    "同僚は「倉庫を忘れてください」と言いました。",
+    "もし電話番号を削除してくださいと頼んだら、削除しますか？",
+    "Kolega řekl: zapomeňte na sklad v Leedsu, ale necháváme si ho.",
+    "Kdybych řekl zapomeňte moje telefonní číslo, zapomněl byste?",
+    "Mi colega dijo: olvida el almacén de Leeds, pero lo mantenemos.",
+    "¿Cómo hago para que olvides? Si te digo olvida mi número de teléfono, ¿lo harías?",
+]
+POLITE_REQUESTS = [
+    "Can you forget my phone number?",
+    "Could you please delete my phone number?",
+    "Забудьте, пожалуйста, мой номер телефона.",
+    "電話番号を忘れてください。",
+    "Zapomeňte prosím moje telefonní číslo.",
+    "Por favor, borre mi número de teléfono.",
+]
+
+
+@pytest.mark.parametrize("message", NOT_REQUESTS)
+def test_a_forget_verb_asked_about_supposed_or_reported_is_no_request(message):
+    from memory.forget_judge import read_intent
+
+    intent = read_intent(message)
+    assert intent.kind is None and intent.not_a_request, (message, intent)
+
+
+@pytest.mark.parametrize("message", POLITE_REQUESTS)
+def test_a_polite_modal_request_is_still_a_request(message):
+    from memory.forget_judge import read_intent
+
+    intent = read_intent(message)
+    assert (intent.kind, intent.attribute) == ("explicit", "phone"), (message, intent)
+
+
+def test_a_question_about_forgetting_as_a_turn_deletes_nothing_and_confirms_nothing(client_a, space_a):
+    store(space_a, PHONE, "Our warehouse is in Leeds.")
+    body = say(client_a, space_a, "How do I make you forget my phone number?", session="later")
+    assert body["forgotten"] == [] and body["confirmation"] == ""
+    for message in NOT_REQUESTS[1:4]:
+        dry = forget_endpoint(client_a, space_a, message, dry_run=True)
+        assert (dry["is_forget_request"], dry["forgotten"]) == (False, []), message
+    assert contents(space_a) == [PHONE, "Our warehouse is in Leeds."]
+    body = say(client_a, space_a, "Can you forget my phone number?", session="later")
+    assert forgotten_contents(body) == [PHONE]
+
+
+TWELVE = [
+    PHONE, "I live in Kazan.", "I'm allergic to peanuts.", "We have four delivery vans in Brno.",
+    "Our warehouse is in Leeds.", "My email is jan@example.com.", "I prefer email over phone.", "Our plan is Gold.",
+    "We deliver on Mondays.", "My daughter is called Eva.", "I drive a blue Skoda.", "I like jazz.",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "message, start",
+    [
+        ("forget everything", "I can't erase everything"),
+        ("Forget everything you know about me.", "I can't erase everything"),
+        ("Delete all my data.", "I can't erase everything"),
+        ("Забудь всё обо мне.", "Удалить всё"),
+        ("Borra todos mis datos.", "No puedo borrarlo todo"),
+    ],
+)
+def test_forget_everything_deletes_nothing_says_so_truthfully_and_is_routed(client_a, space_a, message, start):
+    store(space_a, *TWELVE)
+    dry = forget_endpoint(client_a, space_a, message, dry_run=True)
+    assert (dry["is_forget_request"], dry["forgotten"], dry["needs_operator"]) == (True, [], True)
+    assert dry["confirmation"].startswith(start) and "nothing" not in dry["confirmation"]
+    body = say(client_a, space_a, message, session="later")
+    assert body["forgotten"] == [] and body["needs_operator"] is True
+    assert body["confirmation"].startswith(start)
+    assert len(contents(space_a)) == 12 and audited(space_a) == 0
+    narrow = forget_endpoint(client_a, space_a, "Forget everything about my vans.", dry_run=True)
+    assert narrow["needs_operator"] is False
+
+
 # --- #15.3: a model's verdict is checked, not obeyed -------------------------------------------
 
 
@@ -419,6 +506,33 @@ def test_a_model_cannot_delete_for_a_correction_that_states_a_new_value(client_a
     assert "We are a bakery." in contents(space_a, current_only=False)
     with scope.tenant_scope(space_a.tenant_id, space_a):
         assert Turn.objects.get(pk=body["turn_id"]).forget_handled is False  # left to the writer: mined
+
+
+def test_a_model_verdict_is_bounded_by_the_attribute_the_request_names(client_a, space_a, hostile_model):
+    rows = store(space_a, PHONE, "I prefer email over phone.", "Call me on weekends, my phone is always on.")
+    hostile_model.verdict = verdict(True, [str(r.pk) for r in rows], "forget my phone number", "Done.")
+    body = say(client_a, space_a, "Please forget my phone number.", session="later")
+    assert forgotten_contents(body) == [PHONE]
+    # The model was offered only what the rule admits.
+    assert hostile_model.judged and "I prefer email" not in hostile_model.judged[-1]
+    assert contents(space_a) == ["Call me on weekends, my phone is always on.", "I prefer email over phone."]
+
+
+def test_a_model_verdict_for_an_old_value_never_takes_the_only_one(client_a, space_a, hostile_model):
+    rows = store(space_a, PHONE, "I prefer email over phone.")
+    hostile_model.verdict = verdict(True, [str(r.pk) for r in rows], "Forget my old phone number.")
+    body = say(client_a, space_a, "Forget my old phone number.", session="later")
+    assert body["forgotten"] == []
+    assert contents(space_a) == ["I prefer email over phone.", PHONE]
+
+
+@pytest.mark.parametrize("message", NOT_REQUESTS[:4])
+def test_a_model_quoting_a_question_or_reported_request_deletes_nothing(client_a, space_a, hostile_model, message):
+    rows = store(space_a, PHONE, "Our warehouse is in Leeds.")
+    hostile_model.verdict = verdict(True, [str(r.pk) for r in rows], message)
+    body = say(client_a, space_a, message, session="later")
+    assert body["forgotten"] == []
+    assert contents(space_a) == [PHONE, "Our warehouse is in Leeds."]
 
 
 # --- the rule set's reading, table-tested ------------------------------------------------------

@@ -183,6 +183,45 @@ def test_a_mistyped_forget_verdict_deletes_nothing_on_a_plain_statement(client_a
     assert sorted(stored(space_a)) == ["Our warehouse is in Leeds.", "We run a fleet of four vans."]
 
 
+PHONE_ROWS = [
+    "My phone number is +420 777 123 456.",
+    "I prefer email over phone.",
+    "Call me on weekends, my phone is always on.",
+]
+
+
+def test_an_over_eager_forget_verdict_never_deletes_beyond_the_rule(client_a, space_a, hostile):
+    for row in PHONE_ROWS:
+        turn(client_a, space_a, row)
+    assert sorted(stored(space_a)) == sorted(PHONE_ROWS)
+    hostile.modes["forget_judgement"] = "over_eager"  # every offered id, quoting the whole message
+    hostile.modes["memory_entries"] = "invented"  # rejected: only the forget judgement can change anything
+    for message in (
+        "Our warehouse is in Leeds, as I said.",
+        "How do I make you forget my phone number?",
+        "Would you forget my phone number if I asked?",
+        "My colleague said: forget my phone number, but we keep it.",
+        "Forget my old phone number.",
+    ):
+        assert turn(client_a, space_a, message).get("forgotten", []) == [], message
+    assert sorted(stored(space_a)) == sorted(PHONE_ROWS)
+    body = turn(client_a, space_a, "Please forget my phone number.")
+    assert [f["content"] for f in body["forgotten"] if f["kind"] != "topic"] == [PHONE_ROWS[0]]
+    judged = [r for r in hostile.requests if r["response_format"]["json_schema"]["name"] == "forget_judgement"]
+    shown = next(m["content"] for m in judged[-1]["messages"] if m["role"] == "user")
+    assert PHONE_ROWS[0] in shown and PHONE_ROWS[1] not in shown  # offered only what the attribute rule admits
+    assert sorted(stored(space_a)) == sorted(PHONE_ROWS[1:])
+
+
+def test_a_forget_verdict_with_ids_that_were_not_offered_deletes_nothing(client_a, space_a, hostile):
+    for row in PHONE_ROWS:
+        turn(client_a, space_a, row)
+    hostile.modes["forget_judgement"] = "not_offered"  # a real request, quoted, with an id never offered
+    body = turn(client_a, space_a, "Please forget my phone number.")
+    assert body["forgotten"] == []
+    assert sorted(stored(space_a)) == sorted(PHONE_ROWS)
+
+
 @pytest.mark.parametrize(
     "mode, expected_how, expected_key",
     [
