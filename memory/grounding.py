@@ -110,9 +110,8 @@ _CS_NOT_NEGATED = ("neděl", "nebo", "nejen", "než", "nemoc", "němec", "němec
 _JA_NEGATION = re.compile(r"ない|ません|なかった|ではなく|じゃなく|無し|なし")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"\d+(?:[.,:/'’-]\d+)*")
-# Clauses: a sentence end, ";" or a coordinating conjunction ends one (a *strong* break); a comma, colon,
-# bracket or quote mark splits it further (a *weak* break). A number's own separators ("4,000", "10:30")
-# do not.
+# Clauses: a sentence end, ";" or a coordinating conjunction ends one, and so do a comma, colon, bracket,
+# dash or quote mark, but not a number's own separators ("4,000", "10:30").
 _CONJUNCTIONS = {
     "en": "and|but|or|nor|whereas|although|though|however",
     "ru": "и|а|но|или|однако|зато",
@@ -254,27 +253,27 @@ def _common_prefix(a: str, b: str) -> str:
     return a[:n]
 
 
-def split_clauses(text: str, language: str) -> list[tuple[str, int]]:
-    """(clause, group) pairs: clauses of one group are parted by weak breaks (a comma) only, groups by a
-    sentence end, ";" or a coordinating conjunction. A clause without a content term ("No,", "Ne,",
-    「いいえ」) is dropped at the start and joins the clause before it elsewhere ("…, not.")."""
+def split_clauses(text: str, language: str) -> list[str]:
+    """The clauses of a text: parted by a sentence end, ";", a coordinating conjunction, a comma, colon,
+    bracket, dash or quote mark. A clause without a content term ("No,", "Ne,", 「いいえ」) is dropped
+    at the start and joins the clause before it elsewhere ("…, not.")."""
     if is_cjk(text):
-        strong = re.compile(_STRONG_BREAK_CJK)
+        breaks = re.compile(_STRONG_BREAK_CJK)
     else:
         conjunctions = _CONJUNCTIONS["en"]
         if language in _CONJUNCTIONS and language != "en":
             conjunctions += "|" + _CONJUNCTIONS[language]
-        strong = re.compile(rf"{_SENTENCE_BREAK}|,?\s+(?:{conjunctions})(?=\s)", re.IGNORECASE)
-    clauses: list[tuple[str, int]] = []
-    for group, part in enumerate(strong.split(text)):
+        breaks = re.compile(rf"{_SENTENCE_BREAK}|,?\s+(?:{conjunctions})(?=\s)", re.IGNORECASE)
+    clauses: list[str] = []
+    for part in breaks.split(text):
         for piece in re.split(_WEAK_BREAK, part):
             piece = piece.strip(" .")
             if not piece:
                 continue
             if _claim_terms(piece, language)[0]:
-                clauses.append((piece, group))
+                clauses.append(piece)
             elif clauses:
-                clauses[-1] = (f"{clauses[-1][0]} {piece}", clauses[-1][1])
+                clauses[-1] = f"{clauses[-1]} {piece}"
     return clauses
 
 
@@ -289,7 +288,7 @@ class Span:
     numbers: set[str]
     times: set[str]
     emails: set[str]
-    clauses: list[tuple[str, int]]
+    clauses: list[str]
     sentences: list[str]
     _clause_spans: list[Span] | None = dataclasses.field(default=None, repr=False)
 
@@ -309,14 +308,14 @@ class Span:
             numbers=number_values(text),
             times=time_words(text),
             emails=emails(text),
-            clauses=(split_clauses(text, language) or [(text, 0)]) if whole else [(text, 0)],
+            clauses=(split_clauses(text, language) or [text]) if whole else [text],
             sentences=[normalise(s).rstrip(".!?。！？ ") for s in split_sentences(text)] if whole else [],
         )
 
     def clause_spans(self) -> list[Span]:
         """Each clause analysed on its own (once: a summary's sentences all ask about the same text)."""
         if self._clause_spans is None:
-            self._clause_spans = [Span.of(c, whole=False) if len(self.clauses) > 1 else self for c, _ in self.clauses]
+            self._clause_spans = [Span.of(c, whole=False) if len(self.clauses) > 1 else self for c in self.clauses]
         return self._clause_spans
 
     def covers(self, term: str, cjk: bool) -> bool:
@@ -376,7 +375,7 @@ def support_problem(claim: str, source: str | Span, *, statement: bool = True) -
         return f"its polarity differs from the words it cites (a negation added: {', '.join(added)})"
     if _whole_sentence_of(claim, span):
         return None  # the customer's sentence itself, clause for clause
-    for clause, _ in split_clauses(claim, span.language):
+    for clause in split_clauses(claim, span.language):
         problem = _clause_problem(clause, language, names, span)
         if problem:
             return problem
@@ -422,14 +421,14 @@ def _clause_problem(clause: str, language: str, names: set[str], span: Span) -> 
         return None  # only the entry's own words, which rule 4 already limits
     own = Span.of(clause, whole=False)
     clause_spans = span.clause_spans()
-    negated = [bool(negations(c, span.language)) for c, _ in span.clauses]
+    negated = [bool(negations(c, span.language)) for c in span.clauses]
     polarities = set()
     for index, home in enumerate(clause_spans):
         if not (numbers <= home.numbers and times <= home.times and ids <= home.surface):
             continue
         if not all(home.covers(n, cjk=False) for n in anchors):
             continue
-        window = _window(index, known, cjk, clause_spans, own)
+        window = _window(index, known, cjk, clause_spans, own, span.language)
         if window is not None:
             polarities.add(any(negated[window[0] : window[1] + 1]))
     if not polarities:
@@ -442,12 +441,14 @@ def _clause_problem(clause: str, language: str, names: set[str], span: Span) -> 
 MAX_WINDOW_CLAUSES = 8
 
 
-def _window(index: int, known: list[str], cjk: bool, clauses: list[Span], own: Span) -> tuple[int, int] | None:
+def _window(
+    index: int, known: list[str], cjk: bool, clauses: list[Span], own: Span, language: str
+) -> tuple[int, int] | None:
     """The smallest run of clauses around ``clauses[index]`` that covers ``known``, or None."""
     home = clauses[index]
     if all(home.covers(t, cjk) for t in known):
         return index, index
-    home_terms, _ = _claim_terms(home.text, home.language)
+    home_terms, _ = _claim_terms(home.text, language)
     if not all(own.covers(t, cjk) for t in home_terms) or not home.numbers <= own.numbers:
         return None  # the entry drops words of the home: borrowing would move a value
     for size in range(2, MAX_WINDOW_CLAUSES + 1):
