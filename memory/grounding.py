@@ -9,9 +9,14 @@ The rules (docs/decisions/0008-span-grounding.md has examples) run in code, neve
 2. Everything in the entry that says *which* value holds is in the span: every number and amount
    (digits or number words: "four" and "4" are the same), month and weekday, e-mail address, id
    (a word mixing letters and digits) and proper name (a capitalised word inside a sentence).
-3. Its polarity agrees with the clauses of the span that carry its words: a negation ("not",
-   "never", "не", "ne-", "nicht", "no", "pas", "ない"…) added or dropped is a rejection.
+3. Clause by clause: the span and the entry are split into clauses (punctuation and coordinating
+   conjunctions). Each entry clause must be said by one span clause holding all of its values and
+   names, with that clause's polarity (a negation: "not", "never", "не", "ne-", "nicht", "no", "pas",
+   "ない", and "non", "inte", "niet", "안", 不 of languages we do not read). So a name or number swapped
+   between clauses, a negation moved to another clause or added in any language is a rejection, while
+   "We're not a bakery, we're a coffee roaster" passes clause for clause.
 4. Its content terms are covered almost entirely by the span: at most one in ten may be missing.
+   It does not repeat words the customer reports from someone else ("My sister told me: …").
 5. It does not address the agent's policy or other customers (``memory.injected_instructions``).
 6. Its meaning is close to a customer sentence (embedding distance), an extra guard.
 A grounded entry keeps only the topic key and keywords its span supports, and an event date only
@@ -25,7 +30,9 @@ True
 >>> support_problem("We run 127 vans.", "We run a fleet of four vans.")
 'adds a number the customer did not say: 127'
 >>> support_problem("We never run vans.", "We run a fleet of four vans.")
-'its polarity differs from the words it cites (a negation added or dropped)'
+'its polarity differs from the words it cites (a negation added: never)'
+>>> support_problem("We have 12 vans.", "We have 4 vans and 12 drivers.")
+'mixes words the customer said in different clauses: «We have 12 vans»'
 """
 
 from __future__ import annotations
@@ -90,6 +97,12 @@ NEGATION_WORDS = {
     "nunca", "jamás", "tampoco", "ningún", "ninguna", "ninguno", "nada", "nadie", "sin",
     "pas", "jamais", "aucun", "aucune", "rien", "sans",
 }  # fmt: skip
+# Negation words of languages we do not lemmatise: an entry that adds one where the customer negated
+# nothing turns the statement around in a language the other rules cannot read.
+OTHER_NEGATION_WORDS = {"non", "inte", "niet", "nicht", "nie", "ikke", "não", "nao", "안", "않"}
+_ANY_NEGATION_WORD = NEGATION_WORDS | OTHER_NEGATION_WORDS
+_CJK_NEGATION_CHARS = re.compile(r"[不没沒않]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
 # Czech negates verbs with a prefix ("nejezdíme", "nemáme"); these words only look negated.
 _CS_NOT_NEGATED = ("neděl", "nebo", "nejen", "než", "nemoc", "němec", "německ", "nejlep", "nejvíc", "největ",
                    "nejdřív", "nejmen", "nejbliž", "nejpozd", "nejčast", "nejvyš", "nejniž", "nerez", "netto",
@@ -97,9 +110,38 @@ _CS_NOT_NEGATED = ("neděl", "nebo", "nejen", "než", "nemoc", "němec", "němec
 _JA_NEGATION = re.compile(r"ない|ません|なかった|ではなく|じゃなく|無し|なし")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"\d+(?:[.,:/'’-]\d+)*")
-_CLAUSE_BREAK = re.compile(
-    r"[,;:()。、！？!?\n]|\.(?:\s+|$)|\s(?:but|however|whereas|although|но|а|однако|ale|však|aber|sondern|pero|sino|mais)\s",
-    re.IGNORECASE,
+# Clauses: a sentence end, ";" or a coordinating conjunction ends one, and so do a comma, colon, bracket,
+# dash or quote mark, but not a number's own separators ("4,000", "10:30").
+_CONJUNCTIONS = {
+    "en": "and|but|or|nor|whereas|although|though|however",
+    "ru": "и|а|но|или|однако|зато",
+    "cs": "a|ale|nebo|však|avšak|nýbrž",
+    "de": "und|aber|oder|sondern|jedoch",
+    "es": "y|pero|o|sino",
+    "fr": "et|mais|ou",
+}
+_STRONG_BREAK_CJK = r"[。！？!?;；\n]|けれども|けれど|けど|が、"
+_WEAK_BREAK = r",(?!\d)|:(?!\d)|[、，：()（）\"“”«»„「」『』—–]"
+_SENTENCE_BREAK = r"[;!?\n]|\.(?:\s+|$)"
+# Reported speech: words the customer quotes from someone else ("my sister told me: …", «сестра сказала,
+# что …», "kolega řekl: …", 「…」と言った) are that person's statement, not the customer's about themself.
+_REPORT_FRAMES = [
+    r"(?P<who>[\w'’]+)\s+(?:told|tells|said|says|wrote|writes|texted|claimed|claims)(?:\s+[\w'’]+){0,3}?"
+    r"\s*(?::|,?\s*[\"“«]|\s+that\s)",
+    r"(?P<who>\w+)\s+(?:сказал|сказала|сказали|говорит|говорил|говорила|говорят|написал|написала|написали)"
+    r"(?:\s+\w+){0,2}?\s*(?::|,?\s*[«\"“„]|,?\s*что\s)",
+    r"(?P<who>\w+)\s+(?:řekl|řekla|řekli|říká|říkal|říkala|napsal|napsala)(?:\s+\w+){0,2}?"
+    r"\s*(?::|,?\s*[„\"“«]|,?\s*že\s)",
+    r"(?P<who>\w+)\s+(?:sagte|sagt|meinte|schrieb)(?:\s+\w+){0,2}?\s*(?::|,?\s*[„\"“«]|,?\s*dass\s)",
+    r"(?P<who>\w+)\s+(?:dijo|dice|escribió)(?:\s+\w+){0,2}?\s*(?::|,?\s*[\"“«]|\s+que\s)",
+    r"(?P<who>\w+)\s+(?:a dit|dit|disait|a écrit)(?:\s+\w+){0,2}?\s*(?::|,?\s*[\"“«]|\s+que\s)",
+]
+_REPORT_FRAME = re.compile("|".join(f"(?:{frame})" for frame in _REPORT_FRAMES).replace("(?P<who>", "(?:"))
+_REPORT_QUOTE_CJK = re.compile(r"「([^」]*)」\s*(?:と|って)[^。!?！？]{0,8}?(?:言|話|書|聞)")
+_FIRST_PERSON = {"i", "we", "я", "мы", "já", "jsem", "jsme", "ich", "wir", "yo", "nosotros", "je", "nous"}
+_REPORTS = re.compile(
+    r"(?<!\w)(?:told|tells|said|says|wrote|claims|сказал\w*|говор\w*|написал\w*|řekl\w*|říká\w*|říkal\w*"
+    r"|napsal\w*|sagt\w*|meinte|schrieb|dij\w*|dice|dit|écrit)(?!\w)|言っ|言い|言わ|話し"
 )
 _DATE = re.compile(r"\b\d{1,4}[./-]\d{1,2}(?:[./-]\d{0,4})?\b|\d+\s*(?:年|月|日)")
 _TIME_WORD_STARTS = frozenset(w[:2] for w in MONTHS | WEEKDAYS)  # "мая", "května": inflected
@@ -173,15 +215,23 @@ def proper_names(text: str) -> set[str]:
     return names
 
 
-def is_negated(text: str, language: str) -> bool:
-    if language in ("ja", "zh", "ko") or is_cjk(text):
-        return bool(_JA_NEGATION.search(text))
+def negations(text: str, language: str) -> list[str]:
+    """The negation markers of a text: negation words of every language we know (and a few common others,
+    wherever they stand: "non" in an English sentence still turns it), "n't", 「ない/ません」, 不/没, and
+    the Czech "ne-" prefix when the text is Czech."""
+    found = [m.group(0) for m in _JA_NEGATION.finditer(text)]
+    if is_cjk(text) and not _KANA.search(text):  # Chinese 不/没 (in Japanese 不 starts 不動産 "real estate")
+        found += _CJK_NEGATION_CHARS.findall(text)
     for word in words(text):
-        if word in NEGATION_WORDS or word.endswith(("n't", "n’t")) or word.startswith(("n'", "n’")):
-            return True
-        if language == "cs" and len(word) >= 5 and word.startswith("ne") and not word.startswith(_CS_NOT_NEGATED):
-            return True
-    return False
+        if word in _ANY_NEGATION_WORD or word.endswith(("n't", "n’t")) or word.startswith(("n'", "n’")):
+            found.append(word)
+        elif language == "cs" and len(word) >= 5 and word.startswith("ne") and not word.startswith(_CS_NOT_NEGATED):
+            found.append(word)
+    return found
+
+
+def is_negated(text: str, language: str) -> bool:
+    return bool(negations(text, language))
 
 
 def _similar(a: str, b: str) -> bool:
@@ -203,6 +253,30 @@ def _common_prefix(a: str, b: str) -> str:
     return a[:n]
 
 
+def split_clauses(text: str, language: str) -> list[str]:
+    """The clauses of a text: parted by a sentence end, ";", a coordinating conjunction, a comma, colon,
+    bracket, dash or quote mark. A clause without a content term ("No,", "Ne,", 「いいえ」) is dropped
+    at the start and joins the clause before it elsewhere ("…, not.")."""
+    if is_cjk(text):
+        breaks = re.compile(_STRONG_BREAK_CJK)
+    else:
+        conjunctions = _CONJUNCTIONS["en"]
+        if language in _CONJUNCTIONS and language != "en":
+            conjunctions += "|" + _CONJUNCTIONS[language]
+        breaks = re.compile(rf"{_SENTENCE_BREAK}|,?\s+(?:{conjunctions})(?=\s)", re.IGNORECASE)
+    clauses: list[str] = []
+    for part in breaks.split(text):
+        for piece in re.split(_WEAK_BREAK, part):
+            piece = piece.strip(" .")
+            if not piece:
+                continue
+            if _claim_terms(piece, language)[0]:
+                clauses.append(piece)
+            elif clauses:
+                clauses[-1] = f"{clauses[-1]} {piece}"
+    return clauses
+
+
 @dataclasses.dataclass
 class Span:
     """Customer (or memory) text an entry is checked against, analysed once."""
@@ -215,17 +289,17 @@ class Span:
     times: set[str]
     emails: set[str]
     clauses: list[str]
+    sentences: list[str]
     _clause_spans: list[Span] | None = dataclasses.field(default=None, repr=False)
 
     @classmethod
-    def of(cls, text: str) -> Span:
+    def of(cls, text: str, *, whole: bool = True) -> Span:
         language = detect_language(text)
         terms = set(content_terms(text, language))
         if not is_cjk(text) and len(text) <= MIXED_LANGUAGE_CHARS:
             for other in ("en", "cs", "de", "es", "fr", "ru"):
                 if other != language:  # mixed-language messages: lemmatise under each language too
                     terms.update(content_terms(text, other))
-        clauses = [c.strip() for c in _CLAUSE_BREAK.split(text) if c and c.strip()]
         return cls(
             text=normalise(text),
             language=language,
@@ -234,13 +308,14 @@ class Span:
             numbers=number_values(text),
             times=time_words(text),
             emails=emails(text),
-            clauses=clauses or [text],
+            clauses=(split_clauses(text, language) or [text]) if whole else [text],
+            sentences=[normalise(s).rstrip(".!?。！？ ") for s in split_sentences(text)] if whole else [],
         )
 
     def clause_spans(self) -> list[Span]:
         """Each clause analysed on its own (once: a summary's sentences all ask about the same text)."""
         if self._clause_spans is None:
-            self._clause_spans = [Span.of(c) if len(self.clauses) > 1 else self for c in self.clauses]
+            self._clause_spans = [Span.of(c, whole=False) if len(self.clauses) > 1 else self for c in self.clauses]
         return self._clause_spans
 
     def covers(self, term: str, cjk: bool) -> bool:
@@ -256,7 +331,7 @@ class Span:
 def _claim_terms(claim: str, language: str) -> tuple[list[str], bool]:
     cjk = language in ("ja", "zh", "ko") or is_cjk(claim)
     # Negation words are rule 3's business; identifiers and numbers were checked by rule 2.
-    terms = [t for t in content_terms(claim, language) if t not in NEGATION_WORDS]
+    terms = [t for t in content_terms(claim, language) if t not in _ANY_NEGATION_WORD]
     if cjk:
         terms = [t for t in terms if not _HIRAGANA_ONLY.match(t)]  # grammar (です, ます), not content
     return list(dict.fromkeys(terms)), cjk
@@ -279,7 +354,8 @@ def support_problem(claim: str, source: str | Span, *, statement: bool = True) -
     added = sorted(time_words(claim) - span.times)
     if added:
         return f"adds a date the customer did not say: {', '.join(added)}"
-    added = sorted(n for n in proper_names(claim) if not span.covers(n, cjk=False))
+    names = proper_names(claim)
+    added = sorted(n for n in names if not span.covers(n, cjk=False))
     if added:
         return f"adds a name the customer did not say: {', '.join(added)}"
     language = detect_language(claim)
@@ -290,23 +366,97 @@ def support_problem(claim: str, source: str | Span, *, statement: bool = True) -
     if len(missing) > math.floor(len(terms) * MAX_MISSING_TERMS_RATIO):
         covered = 1 - len(missing) / len(terms)
         return f"only {covered:.0%} of its words are in the customer's message (missing: {', '.join(missing[:5])})"
-    if statement and is_negated(claim, language) != _cited_clauses_negated(terms, cjk, span):
+    if not statement:
+        return None
+    if _reported_speech(claim, terms, cjk, span):
+        return "repeats what someone else told the customer (reported speech), not the customer's own statement"
+    added = negations(claim, language)
+    if added and not negations(span.text, span.language):
+        return f"its polarity differs from the words it cites (a negation added: {', '.join(added)})"
+    if _whole_sentence_of(claim, span):
+        return None  # the customer's sentence itself, clause for clause
+    for clause in split_clauses(claim, span.language):
+        problem = _clause_problem(clause, language, names, span)
+        if problem:
+            return problem
+    return None
+
+
+def _whole_sentence_of(claim: str, span: Span) -> bool:
+    return normalise(claim).rstrip(".!?。！？ ") in span.sentences
+
+
+def _reported_speech(claim: str, terms: list[str], cjk: bool, span: Span) -> bool:
+    """Whether the claim repeats words the span reports from someone else, without saying so itself."""
+    if _REPORTS.search(normalise(claim)):
+        return False  # "My sister told me she moved to Paris": a statement about what was said
+    reported = [m.group(1) for m in _REPORT_QUOTE_CJK.finditer(span.text)]
+    for sentence in split_sentences(span.text) or [span.text]:
+        for frame in _REPORT_FRAME.finditer(sentence):
+            said_by = words(frame.group(0))
+            if said_by and (said_by[0] in _FIRST_PERSON or {"jsem", "jsme"} & set(said_by)):
+                continue  # the customer's own words to someone ("I told them: …")
+            reported.append(sentence[frame.end() :])
+    if not reported:
+        return False
+    quoted = Span.of(" ".join(reported), whole=False)
+    return sum(1 for t in terms if quoted.covers(t, cjk)) * 2 >= len(terms)
+
+
+def _clause_problem(clause: str, language: str, names: set[str], span: Span) -> str | None:
+    """One clause of an entry against the clauses of its span.
+
+    The clause's *home* is a span clause holding all of its values and names (a number, month, weekday,
+    id or capitalised name), or any span clause when it has none. The home says the clause when it
+    covers the clause's words; it may borrow words from the clauses around it ("we deliver on Mondays,
+    but not on Sundays" → "we do not deliver on Sundays") only when the entry keeps all of the home's own
+    words, so a value cannot be moved to words another value stood beside ("4 vans and 12 drivers" →
+    "12 vans"). The clause's polarity must be that of the home with what it borrows."""
+    terms, cjk = _claim_terms(clause, language)
+    known = [t for t in terms if span.covers(t, cjk)]
+    numbers, times = number_values(clause), time_words(clause)
+    ids = identifiers(clause)
+    anchors = [n for n in names if n in words(clause)]
+    if not (known or numbers or times or ids or anchors):
+        return None  # only the entry's own words, which rule 4 already limits
+    own = Span.of(clause, whole=False)
+    clause_spans = span.clause_spans()
+    negated = [bool(negations(c, span.language)) for c in span.clauses]
+    polarities = set()
+    for index, home in enumerate(clause_spans):
+        if not (numbers <= home.numbers and times <= home.times and ids <= home.surface):
+            continue
+        if not all(home.covers(n, cjk=False) for n in anchors):
+            continue
+        window = _window(index, known, cjk, clause_spans, own, span.language)
+        if window is not None:
+            polarities.add(any(negated[window[0] : window[1] + 1]))
+    if not polarities:
+        return f"mixes words the customer said in different clauses: «{clause}»"
+    if is_negated(clause, language) not in polarities:
         return "its polarity differs from the words it cites (a negation added or dropped)"
     return None
 
 
-def _cited_clauses_negated(terms: list[str], cjk: bool, span: Span) -> bool:
-    """Polarity of the clauses that carry most of the claim's words ("We deliver on Mondays, but not
-    on Sundays" supports "We deliver on Mondays", not "We deliver on Sundays")."""
-    scored = []
-    for clause, clause_span in zip(span.clauses, span.clause_spans(), strict=True):
-        if cjk:
-            score = sum(1 for t in terms if t in clause)
-        else:
-            score = sum(1 for t in terms if clause_span.covers(t, cjk=False))
-        scored.append((score, clause))
-    best = max(score for score, _ in scored)
-    return any(is_negated(clause, span.language) for score, clause in scored if score == best)
+MAX_WINDOW_CLAUSES = 8
+
+
+def _window(
+    index: int, known: list[str], cjk: bool, clauses: list[Span], own: Span, language: str
+) -> tuple[int, int] | None:
+    """The smallest run of clauses around ``clauses[index]`` that covers ``known``, or None."""
+    home = clauses[index]
+    if all(home.covers(t, cjk) for t in known):
+        return index, index
+    home_terms, _ = _claim_terms(home.text, language)
+    if not all(own.covers(t, cjk) for t in home_terms) or not home.numbers <= own.numbers:
+        return None  # the entry drops words of the home: borrowing would move a value
+    for size in range(2, MAX_WINDOW_CLAUSES + 1):
+        for start in range(max(0, index - size + 1), min(index, len(clauses) - size) + 1):
+            run = clauses[start : start + size]
+            if all(any(c.covers(t, cjk) for c in run) for t in known):
+                return start, start + size - 1
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
