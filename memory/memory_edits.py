@@ -9,7 +9,7 @@ from django.http import Http404
 from config.api_errors import Conflict
 from memory.digests import topic_digest
 from memory.extraction import Candidate
-from memory.memory_writer import index_digests, lock_space
+from memory.memory_writer import index_digests, keep_as_history, lock_space
 from memory.models import Memory
 from memory.space_vectors import embed_for_space
 
@@ -76,14 +76,23 @@ def restore_memory(*, memory: Memory) -> Memory:
 
 @transaction.atomic
 def edit_memory(*, memory: Memory, content: str | None = None, topic: str | None = None, importance=None) -> Memory:
-    if content is not None:
-        if not content.strip():
-            raise ValidationError({"content": ["Must be non-empty text."]})
-        memory.content = content.strip()
-        memory.embedding = embed_for_space(memory.space_id, [memory.content])[0]
+    """An operator's edit, under the space's write lock; a changed wording or topic keeps the earlier
+    version as a history row (reason ``edited``), as a merge does."""
+    if content is not None and not content.strip():
+        raise ValidationError({"content": ["Must be non-empty text."]})
+    new_content = content.strip() if content is not None else None
+    # Embedded before the lock: a writer of this space never waits on a model call.
+    vector = embed_for_space(memory.space_id, [new_content])[0] if new_content is not None else None
+    lock_space(memory.space_id)
+    memory.refresh_from_db()
+    new_topic = (topic.strip() or None) if topic is not None else memory.topic
+    if (new_content is not None and new_content != memory.content) or new_topic != memory.topic:
+        keep_as_history(memory, reason="edited")
+    if new_content is not None:
+        memory.content, memory.embedding = new_content, vector
     if topic is not None:
-        memory.topic = topic.strip() or None
-        memory.topic_digest = topic_digest(memory.space_id, topic) if topic.strip() else ""
+        memory.topic = new_topic
+        memory.topic_digest = topic_digest(memory.space_id, topic) if new_topic else ""
     if importance is not None:
         memory.importance = importance
     entry = Candidate(

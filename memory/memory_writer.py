@@ -210,8 +210,8 @@ def says_more(old_content: str, new_content: str) -> bool:
     return bool(key_terms(new_content) - key_terms(old_content))
 
 
-def keep_as_history(memory: Memory) -> Memory:
-    """A copy of the row as it is now, superseded by it: a merge never loses the earlier wording."""
+def keep_as_history(memory: Memory, reason: str = "merged") -> Memory:
+    """A copy of the row as it is now, superseded by it: a merge or an edit never loses the earlier wording."""
     return Memory.objects.create(
         tenant_id=memory.tenant_id,
         space_id=memory.space_id,
@@ -227,7 +227,7 @@ def keep_as_history(memory: Memory) -> Memory:
         task_session_id=memory.task_session_id,
         event_at=memory.event_at,
         superseded_by=memory,
-        superseded_reason="merged",
+        superseded_reason=reason,
     )
 
 

@@ -280,6 +280,11 @@ def test_memories_can_be_edited_and_deleted_by_an_admin_key(client_a, space_a):
     url = reverse("memory-detail", args=[space_a.external_id, fact["id"]])
     edited = client_a.patch(url, {"content": "We run a fleet of five vans.", "importance": 0.9}, format="json").json()
     assert (edited["content"], edited["importance"]) == ("We run a fleet of five vans.", 0.9)
+    history = client_a.get(url + "/history").json()  # the memory itself first, then earlier versions
+    earlier = [(v["content"], v["superseded_reason"]) for v in history[1:]]
+    assert earlier == [("We run a fleet of four vans.", "edited")]
+    client_a.patch(url, {"importance": 0.4}, format="json")  # importance alone is no new version
+    assert len(client_a.get(url + "/history").json()) == len(history)
     assert client_a.delete(url).status_code == 204
     assert client_a.get(url).status_code == 404
 
