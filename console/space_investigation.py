@@ -12,7 +12,7 @@ import dataclasses
 import datetime
 import json
 
-from memory import memory_edits
+from memory import forgetting, memory_edits
 from memory.models import DeletionAudit, Memory, Message, Session, Turn
 
 
@@ -80,6 +80,18 @@ def turn_account(turn: Turn) -> dict:
         "superseded": [_brief(i, memories) for i in turn.superseded_ids],
         "rejected": json.loads(turn.rejected) if turn.rejected else [],
         "forgotten": list(DeletionAudit.objects.filter(turn_id=turn.id).order_by("occurred_at")),
+        "forget_reply": _forget_reply(turn),
+    }
+
+
+def _forget_reply(turn: Turn) -> dict | None:
+    """What the customer was told about forgetting, with memory ids where it quoted their text: the
+    text is deleted, so every role sees the same sentence."""
+    if not turn.forget_reply:
+        return None
+    return {
+        "language": forgetting.reply_language(turn.forget_reply.get("language", "en")),
+        "text": forgetting.confirmation_on_record(turn.forget_reply),
     }
 
 

@@ -79,6 +79,7 @@ def forget_in_turn(request, receipt: turn_intake.TurnReceipt, message: str):
         return None
     if outcome.handled:
         turn_intake.mark_forget_handled(receipt.turn)
+    turn_intake.record_forget_reply(receipt.turn, outcome)
     return outcome
 
 

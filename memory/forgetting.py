@@ -160,12 +160,51 @@ def attribute_candidates(*, space, intent: ForgetIntent, vector) -> list[Candida
     ]
 
 
+def reply_language(language: str) -> str:
+    """The language the confirmation is worded in: English where the lexicon has no wording."""
+    return language if language in lexicon.CONFIRMATIONS else "en"
+
+
+def _done(language: str, items: list[str], more: int) -> str:
+    done, _nothing, more_note = lexicon.CONFIRMATIONS[reply_language(language)]
+    return done.format(items="; ".join(items)) + (more_note.format(more=more) if more else "")
+
+
 def confirmation_for(language: str, forgotten: list[Deleted], more: int, *, explicit: bool) -> str:
-    done, nothing, more_note = lexicon.CONFIRMATIONS.get(language, lexicon.CONFIRMATIONS["en"])
     if not forgotten:
-        return nothing if explicit else ""
-    items = "; ".join(f"“{d.content}”" for d in forgotten)
-    return done.format(items=items) + (more_note.format(more=more) if more else "")
+        return lexicon.CONFIRMATIONS[reply_language(language)][1] if explicit else ""
+    return _done(language, [f"“{d.content}”" for d in forgotten], more)
+
+
+def reply_record(outcome: ForgetOutcome) -> dict | None:
+    """What the customer was told, as a record without content: the language, which sentence
+    ("done", "nothing", "needs_operator"), the forgotten memory ids and how many more matched.
+    None when the customer was told nothing. Deletion is permanent, so the quoted text is not kept."""
+    if not outcome.confirmation:
+        return None
+    if outcome.needs_operator:
+        template = "needs_operator"
+    else:
+        template = "done" if outcome.forgotten else "nothing"
+    return {
+        "language": reply_language(outcome.intent.language),
+        "template": template,
+        "memory_ids": [str(d.id) for d in outcome.forgotten],
+        "more_matched": outcome.more_matched,
+    }
+
+
+def confirmation_on_record(record: dict) -> str:
+    """The sentence the customer got, rendered again from ``reply_record`` with «memory <id>» in place
+    of each deleted memory's text."""
+    language = reply_language(record.get("language", "en"))
+    template = record.get("template")
+    if template == "needs_operator":
+        return lexicon.BROAD_CONFIRMATIONS.get(language, lexicon.BROAD_CONFIRMATIONS["en"])
+    if template == "nothing":
+        return lexicon.CONFIRMATIONS[language][1]
+    items = [f"«memory {memory_id}»" for memory_id in record.get("memory_ids", [])]
+    return _done(language, items, int(record.get("more_matched") or 0))
 
 
 @traced("engram.forget", records=lambda outcome: len(outcome.forgotten))

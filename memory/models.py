@@ -140,6 +140,10 @@ class Turn(models.Model):
     error = models.TextField(blank=True, default="")
     # The message was a forget request or a correction that deleted something: it is not mined.
     forget_handled = models.BooleanField(default=False)
+    # What the customer was told when the message was checked for forgetting, without any content:
+    # {"language", "template": "done" | "nothing" | "needs_operator", "memory_ids", "more_matched"}.
+    # The console renders it again with memory ids in place of the deleted text (memory.forgetting).
+    forget_reply = models.JSONField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.api_errors import DomainError, PayloadTooLarge
-from memory import model_budget
+from memory import forgetting, model_budget
 from memory.digests import digest, message_digest
 from memory.models import Message, Session, Turn
 from memory.telemetry import traced
@@ -189,3 +189,12 @@ def mark_forget_handled(turn: Turn) -> None:
     turn.forget_handled = True
     turn.save(update_fields=["forget_handled", "updated_at"])
     Message.objects.filter(pk__in=turn.message_ids).update(content=None, keyword_digests=[])
+
+
+def record_forget_reply(turn: Turn, outcome) -> None:
+    """Keep what the customer was told about forgetting, without the deleted text (``forgetting.reply_record``)."""
+    record = forgetting.reply_record(outcome)
+    if record is None:
+        return
+    turn.forget_reply = record
+    turn.save(update_fields=["forget_reply", "updated_at"])

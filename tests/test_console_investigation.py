@@ -8,6 +8,7 @@ import datetime
 import io
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
@@ -263,6 +264,69 @@ def test_a_forget_turn_shows_what_it_forgot_not_created_0(client, client_a, tena
     assert "Forget what you know about our furniture." not in page  # transcripts are not kept here
     assert "Text not kept" in page and "&#x27;digest&#x27;" not in page  # no raw dict in the notices area
     assert str(forgotten.memory_id) in page.split('id="turn-forgotten"')[1]
+
+
+def turn_row_text(tenant, turn_id) -> str:
+    """The whole Turn row as the database holds it."""
+    with scope.tenant_scope(tenant), connection.cursor() as cursor:
+        cursor.execute(f"SELECT row_to_json(t)::text FROM {Turn._meta.db_table} t WHERE id = %s", [turn_id])
+        return cursor.fetchone()[0]
+
+
+def reply_line(page: str) -> str:
+    return page.split('id="turn-forget-reply">')[1].split("</p>")[0]
+
+
+def test_a_forget_turn_shows_the_reply_the_customer_got_with_ids_not_the_deleted_text(
+    client, client_a, tenant_a, customer
+):
+    with scope.tenant_scope(tenant_a, customer):
+        [deleted] = [m for m in Memory.objects.filter(kind="fact") if "furniture" in m.content]
+    body = say(client_a, customer, "Forget what you know about our furniture.", session="fourth")
+    assert deleted.content in body["confirmation"]  # the customer was told the text itself
+    ids = [d["id"] for d in body["forgotten"]]  # the fact, and its topic "furniture" with it
+    assert str(deleted.id) in ids
+    with scope.tenant_scope(tenant_a, customer):
+        turn = Turn.objects.get(pk=body["turn_id"])
+    assert turn.forget_reply == {"language": "en", "template": "done", "memory_ids": ids, "more_matched": 0}
+    row = turn_row_text(tenant_a, turn.id)
+    assert all(i in row for i in ids) and "furniture" not in row.lower()
+    url = reverse("console:turn", args=[customer.external_id, turn.id])
+    for role in ("operator", "support"):
+        login(client, tenant_a, role)
+        page = client.get(url).content.decode()
+        items = "; ".join(f"«memory {i}»" for i in ids)
+        said = f'The customer was told (en): <span lang="en">Done, I have forgotten: {items}.</span>'
+        assert reply_line(page) == said
+        assert "furniture" not in page.lower()
+        client.logout()
+
+
+def test_forget_everything_shows_the_reply_that_routes_to_an_operator(client, client_a, tenant_a, customer):
+    body = say(client_a, customer, "Forget everything you know about me.", session="fourth")
+    assert body["needs_operator"] is True
+    login(client, tenant_a, "support")
+    page = client.get(reverse("console:turn", args=[customer.external_id, body["turn_id"]])).content.decode()
+    line = reply_line(page)
+    assert line.startswith("The customer was told (en): ")
+    assert "I can&#x27;t erase everything from a single message." in line and "service operator" in line
+    with scope.tenant_scope(tenant_a, customer):
+        assert Turn.objects.get(pk=body["turn_id"]).forget_reply["template"] == "needs_operator"
+
+
+def test_a_turn_that_forgot_nothing_shows_no_reply_and_an_unmatched_request_says_so(
+    client, client_a, tenant_a, customer
+):
+    with scope.tenant_scope(tenant_a, customer):
+        ordinary = Turn.objects.filter(space=customer).first()
+    login(client, tenant_a, "operator")
+    page = client.get(reverse("console:turn", args=[customer.external_id, ordinary.id])).content.decode()
+    assert "turn-forget-reply" not in page and "The customer was told" not in page
+    assert ordinary.forget_reply is None
+    body = say(client_a, customer, "Forget what you know about our zeppelins.", session="fourth")
+    assert body["forgotten"] == [] and body["confirmation"].startswith("I had nothing stored")
+    page = client.get(reverse("console:turn", args=[customer.external_id, body["turn_id"]])).content.decode()
+    assert "I had nothing stored about that, so there was nothing to forget." in reply_line(page)
 
 
 def test_a_turn_shows_rejected_entries_with_reasons_and_support_sees_reasons_only(

@@ -9,7 +9,10 @@ from django.db import connection
 from django.db.utils import InternalError, ProgrammingError
 from django.urls import reverse
 
+from memory import offline_lexicon
 from memory.forget_judge import read_intent
+from memory.forgetting import confirmation_for, confirmation_on_record
+from memory.memory_deletion import Deleted
 from memory.models import DeletionAudit, Memory, Message
 from memory.space_vectors import embed_for_space
 from tenants import scope
@@ -341,3 +344,15 @@ def test_a_bad_forget_request_is_a_400_and_deletes_nothing(client_a, space_a, bo
     assert response.status_code == 400
     assert "utterance" in response.json()["error"]["details"]
     assert facts(space_a) == ["We have four vans."]
+
+
+@pytest.mark.parametrize("language", [*offline_lexicon.CONFIRMATIONS, "xx"])
+def test_the_recorded_reply_renders_the_same_sentence_with_ids_for_the_text(language):
+    ids = ["00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"]
+    forgotten = [Deleted(i, "fact", f"secret {n}") for n, i in enumerate(ids)]
+    told = confirmation_for(language, forgotten, 2, explicit=True)
+    record = {"language": language, "template": "done", "memory_ids": ids, "more_matched": 2}
+    expected = told.replace("“secret 0”", f"«memory {ids[0]}»").replace("“secret 1”", f"«memory {ids[1]}»")
+    assert confirmation_on_record(record) == expected and "secret" not in expected
+    nothing = {"language": language, "template": "nothing", "memory_ids": [], "more_matched": 0}
+    assert confirmation_on_record(nothing) == confirmation_for(language, [], 0, explicit=True)
