@@ -91,12 +91,23 @@ def _scope_attributes(values: dict[str, Any]) -> dict[str, str]:
 
 @contextlib.contextmanager
 def span(name: str, *, operation: str | None = None, **attributes: Any) -> Iterator[trace.Span]:
-    """A span named ``"<operation> engram"`` (the conventions' form) or ``name``; errors are recorded on it."""
+    """A span named ``"<operation> engram"`` (the conventions' form) or ``name``; an error marks it with its type."""
     attributes = {k: v for k, v in attributes.items() if v is not None}
     if operation:
         attributes[OPERATION] = operation
-    with tracer().start_as_current_span(name, attributes=attributes) as current:
-        yield current
+    # An exception's message and stack can quote what the customer or the model said (a schema error
+    # names the value it refused): spans record only the exception's type unless content is opted in.
+    content = capture_content()
+    with tracer().start_as_current_span(
+        name, attributes=attributes, record_exception=content, set_status_on_exception=content
+    ) as current:
+        try:
+            yield current
+        except BaseException as exc:
+            if not content:
+                current.set_attribute("error.type", type(exc).__qualname__)
+                current.set_status(trace.Status(trace.StatusCode.ERROR, type(exc).__qualname__))
+            raise
 
 
 def traced(

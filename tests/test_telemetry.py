@@ -106,6 +106,29 @@ def test_a_chat_model_call_has_its_span(client_a, space_a, spans, openai_engines
     assert chats[0].attributes["gen_ai.provider.name"] == "openai"
 
 
+def every_string_of(span) -> list[str]:
+    """Attributes, the status description and every event's attributes (an exception event's message
+    and stack trace included)."""
+    texts = [str(v) for v in span.attributes.values()] + [span.status.description or ""]
+    texts += [str(v) for event in span.events for v in (event.attributes or {}).values()]
+    return texts
+
+
+def test_a_model_failure_puts_no_customer_words_in_any_span(client_a, space_a, spans, openai_engines):
+    """A wrongly shaped reply makes the schema check quote the value it refused: not into a span."""
+    openai_engines.replies = [{"entries": "four vans 4711"}]
+    response = client_a.post(
+        reverse("turn-create", args=[space_a.external_id]) + "?wait=true",
+        {"message": "We run four vans, my PIN is 4711."},
+        format="json",
+    )
+    assert response.status_code == 201 and response.json()["status"] == "queued"
+    failed = [s for s in spans.get_finished_spans() if not s.status.is_ok]
+    assert failed, "the model failure marks its spans"
+    texts = [t for span in spans.get_finished_spans() for t in every_string_of(span)]
+    assert not [t for t in texts if "4711" in t or "vans" in t]
+
+
 class OtlpCollector(http.server.BaseHTTPRequestHandler):
     received: list = []
 
