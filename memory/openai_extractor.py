@@ -74,12 +74,21 @@ def _validator(schema_json: str) -> Draft202012Validator:
 
 
 def reply_problem(data, schema: dict) -> str | None:
-    """Why a parsed reply does not match its schema (the first error, with where it is), or None."""
+    """Why a parsed reply does not match its schema (the first error, with where it is), or None.
+
+    Named by the schema's own words only — the rule broken and what the schema asks for — never by
+    the refused value: it may quote the customer, and the reason is kept on the turn, shown to
+    support staff and logged.
+
+    >>> print(reply_problem({"entries": "four vans 4711"}, {"properties": {"entries": {"type": "array"}}}))
+    entries: fails 'type' (the schema asks for "array")
+    """
     error = best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(data))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "the reply"
-    return f"{where}: {error.message[:200]}"
+    wanted = json.dumps(error.validator_value, ensure_ascii=False, default=str)[:120]
+    return f"{where}: fails {error.validator!r} (the schema asks for {wanted})"
 
 
 @telemetry.chat_call

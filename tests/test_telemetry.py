@@ -123,6 +123,8 @@ def test_a_model_failure_puts_no_customer_words_in_any_span(client_a, space_a, s
         format="json",
     )
     assert response.status_code == 201 and response.json()["status"] == "queued"
+    error = response.json()["error"]  # kept on the turn, shown to support staff in the console
+    assert "entries: fails 'type'" in error and "4711" not in error and "vans" not in error
     failed = [s for s in spans.get_finished_spans() if not s.status.is_ok]
     assert failed, "the model failure marks its spans"
     texts = [t for span in spans.get_finished_spans() for t in every_string_of(span)]
