@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any, Literal
 
+import httpx2
 from engram_client import EngramError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -52,6 +53,8 @@ def call(ctx: Context, operation: str, *args: Any, **kwargs: Any) -> Any:
             raise ToolError(f"{error.code}: {error.message}{detail}") from None
         except ValueError as error:  # an id the client refuses to put in a URL
             raise ToolError(f"invalid_request: {error}") from None
+        except httpx2.InvalidURL:  # an argument too long or too odd to be part of a URL at all
+            raise ToolError("invalid_request: an id in the arguments cannot be part of a URL") from None
 
 
 def build_server() -> MCPServer:

@@ -120,11 +120,13 @@ def test_another_tenants_key_sees_nothing_over_mcp(mcp_url, key_a, key_b, space_
                     "get_memory",
                     {"space": "customer-1", "memory_id": f"../../../spaces/customer-1/memories/{memory_id}"},
                 ),
+                ("take_turn", {"space": "x" * 100_000, "message": "We run four vans."}),
             ],
         )
     )
-    listed, recalled, stolen, forgot, traversal = results
+    listed, recalled, stolen, forgot, traversal, unaddressable = results
     assert traversal.is_error and "invalid_request" in traversal.content[0].text
+    assert unaddressable.is_error and "invalid_request" in unaddressable.content[0].text
     assert listed.structured_content == {"memories": []}
     assert recalled.structured_content["memories"] == []
     assert stolen.is_error and "not_found" in stolen.content[0].text and VANS not in stolen.content[0].text
