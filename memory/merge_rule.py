@@ -136,16 +136,17 @@ CORRECTION_MARKERS = {
     "fr": ("correction", "en fait", "plutôt", "je voulais dire"),
     "ja": ("訂正", "実は", "正しくは", "間違え", "ではなく", "じゃなくて"),
 }
-# "not X, (but) Y": the negated old value X, per language.
+# "not X, (but) Y" and "Y, not X.": the negated old value X, per language.
 NEGATED_VALUE = {
     "en": re.compile(
-        r"\b(?:not|isn't|aren't|wasn't|no longer)\s+(?:a|an|the|in|at|on|from)?\s*([^\s,.;]+(?:\s[^\s,.;]+)?)\s*[,;]"
+        r"\b(?:not|isn't|aren't|wasn't|no longer)\s+(?:a|an|the|in|at|on|from)?\s*"
+        r"([^\s,.;]+(?:\s[^\s,.;]+)?)\s*(?:[,;.!?]|$)"
     ),
-    "ru": re.compile(r"(?:^|\s)не\s+(?:в|во|на|из)?\s*([^\s,.;]+)\s*[,;—-]"),
-    "cs": re.compile(r"(?:^|\s)(?:ne|nejsme|nejsem|není)\s+(?:v|ve|na|z)?\s*([^\s,.;]+)\s*[,;]"),
-    "es": re.compile(r"\bno\s+(?:somos|soy|es|vivo|vivimos)?\s*(?:una?|en|el|la)?\s*([^\s,.;]+)\s*[,;]"),
-    "de": re.compile(r"\b(?:nicht|kein|keine)\s+(?:in|eine?)?\s*([^\s,.;]+)\s*[,;]"),
-    "fr": re.compile(r"\bpas\s+(?:une?|à|de)?\s*([^\s,.;]+)\s*[,;]"),
+    "ru": re.compile(r"(?:^|\s)не\s+(?:в|во|на|из)?\s*([^\s,.;]+)\s*(?:[,;.!?—-]|$)"),
+    "cs": re.compile(r"(?:^|\s)(?:ne|nejsme|nejsem|není)\s+(?:v|ve|na|z)?\s*([^\s,.;]+)\s*(?:[,;.!?]|$)"),
+    "es": re.compile(r"\bno\s+(?:somos|soy|es|vivo|vivimos)?\s*(?:una?|en|el|la)?\s*([^\s,.;]+)\s*(?:[,;.!?]|$)"),
+    "de": re.compile(r"\b(?:nicht|kein|keine)\s+(?:in|eine?)?\s*([^\s,.;]+)\s*(?:[,;.!?]|$)"),
+    "fr": re.compile(r"\bpas\s+(?:une?|à|de)?\s*([^\s,.;]+)\s*(?:[,;.!?]|$)"),
     "ja": re.compile(r"([\u4e00-\u9fff\u30a0-\u30ff]{2,})(?:ではなく|じゃなくて|ではありません)"),
 }  # fmt: skip
 
@@ -370,7 +371,8 @@ def negated_values(text: str) -> set[str]:
     for sentence in split_sentences(text):
         for match in pattern.finditer(normalise(sentence) if language != "ja" else sentence):
             phrase = match.group(1)
-            terms = content_terms(phrase, language)
+            # An ordinal or a number ("not the third") is a stop word to the lemmatiser, yet the value.
+            terms = content_terms(phrase, language) or [normalise(w) for w in words(phrase)]
             found.update(t for t in terms if t not in LIGHT_WORDS)
     return found
 

@@ -44,7 +44,7 @@ SMALL_TALK = {
 # Opening words stripped from stored content: greetings, fillers, discourse markers. Those marked
 # with a trailing "*" are stripped only when a comma, colon or "!" follows ("So, …" but not "So far …").
 LEADING_FILLERS = {
-    "en": "hi*, hello*, hey*, well*, so*, oh*, um*, uh*, yeah*, yes*, ok*, okay*, sorry*, wait*, anyway*, also*, and also*, actually, correction, by the way, btw, just so you know, fyi, in fact, to be honest, oh and, just to let you know",
+    "en": "hi*, hello*, hey*, well*, so*, oh*, um*, uh*, yeah*, yes*, ok*, okay*, sorry*, wait*, anyway*, also*, and also*, actually, correction, by the way, btw, just so you know, fyi, in fact, to be honest, oh and, just to let you know, i said that wrong*, i got that wrong*, let me correct that*, i meant*",
     "ru": "привет*, здравствуйте*, ну*, так*, да*, итак*, слушайте*, кстати, вообще-то, на самом деле, поправка, исправление, точнее",
     "cs": "ahoj*, dobrý den*, no*, tak*, ano*, jo*, mimochodem, vlastně, oprava, přesněji, ve skutečnosti",
     "de": "hallo*, also*, naja*, ja*, übrigens, eigentlich, korrektur, genauer gesagt",
@@ -93,7 +93,7 @@ SUBJECT_PRONOUNS = {
 }
 # Words that are never a topic on their own: verbs and fillers customers use around the subject.
 NOT_A_TOPIC = {
-    "en": "answer prefer arrive change sentence like want need hope think know feel love live move moved run work use get make go come say tell try start plan let see look keep call send give take find help happen wish guess mean thing lot way time really just now",
+    "en": "answer prefer arrive change sentence like want need hope think know feel love live move moved run work use get make go come say tell try start plan let see look keep call send give take find help happen wish guess mean thing lot way time really just now wrong right",
     "ru": "хотеть думать знать любить жить работать использовать делать сказать вещь раз время очень сейчас теперь",
     "cs": "chtít myslet vědět mít rád bydlet pracovat používat dělat říct věc čas teď",
     "de": "wollen denken wissen lieben wohnen arbeiten nutzen machen sagen sache zeit jetzt",

@@ -89,6 +89,23 @@ def test_a_real_update_supersedes_without_the_word_actually(client_a, space_a, b
     assert old in history(space_a)
 
 
+@pytest.mark.parametrize(
+    "first, correction, stored",
+    [
+        ("My dog is called Rex.", "Sorry, I said that wrong: my dog is called Max, not Rex.",
+         "my dog is called Max, not Rex."),
+        ("Our office is on the third floor.", "Correction: our office is on the fifth floor, not the third.",
+         "our office is on the fifth floor, not the third."),
+    ],
+)  # fmt: skip
+def test_a_correction_naming_the_old_value_at_its_end_supersedes_it(client_a, space_a, first, correction, stored):
+    say(client_a, space_a, first, "s1")
+    body = say(client_a, space_a, correction, "s2")
+    assert [m["content"] for m in body["created"] if m["kind"] == "fact"] == [stored]
+    assert len(body["superseded"]) == 1
+    assert stored in current(space_a) and first not in current(space_a)
+
+
 def test_a_correction_that_names_the_old_value_supersedes_it(client_a, space_a):
     say(client_a, space_a, "I now run a bakery in Brno.", "s1")
     say(client_a, space_a, "We're not a bakery, we're a coffee roaster.", "s2")
