@@ -7,6 +7,7 @@ returns the answer, the async client an awaitable (or an async iterator).
 from __future__ import annotations
 
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Generic, Literal, TypeVar
 
@@ -17,12 +18,14 @@ Pages = TypeVar("Pages")
 Json = dict[str, Any]
 
 
-class Operations(Generic[Result, Pages]):
-    def _send(self, request: ApiRequest) -> Result:
-        raise NotImplementedError
+class Operations(ABC, Generic[Result, Pages]):
+    """The transport-independent half: the sync and async clients supply how a request is sent."""
 
-    def _paginate(self, request: ApiRequest, page_size: int) -> Pages:
-        raise NotImplementedError
+    @abstractmethod
+    def _send(self, request: ApiRequest) -> Result: ...
+
+    @abstractmethod
+    def _paginate(self, request: ApiRequest, page_size: int) -> Pages: ...
 
     # Spaces
     def iter_spaces(self, *, page_size: int = 100) -> Pages:
