@@ -118,17 +118,33 @@ def local_embedding_url():
         yield url
 
 
-@pytest.fixture
-def openai_engines(settings, scripted_chat, local_embedding_url):
-    """Extraction and embeddings through the real openai client against the local servers."""
+def use_local_models(settings, chat_url: str, embedding_url: str) -> None:
+    """Extraction and embeddings through the real openai client against servers on this machine."""
     settings.ENGRAM_EXTRACTION_ENGINE = "openai"
-    settings.OPENAI_BASE_URL = scripted_chat.url
+    settings.OPENAI_BASE_URL = chat_url
     settings.OPENAI_API_KEY = "test-key"
     settings.ENGRAM_EMBEDDING_ENGINE = "openai"
-    settings.ENGRAM_EMBEDDING_BASE_URL = local_embedding_url
+    settings.ENGRAM_EMBEDDING_BASE_URL = embedding_url
     settings.ENGRAM_MODEL_MAX_RETRIES = 0
     settings.ENGRAM_MODEL_TIMEOUT_SECONDS = 5
+
+
+@pytest.fixture
+def openai_engines(settings, scripted_chat, local_embedding_url):
+    """A scripted chat model: it answers what the test sets."""
+    use_local_models(settings, scripted_chat.url, local_embedding_url)
     return scripted_chat
+
+
+@pytest.fixture
+def hostile(settings, local_embedding_url):
+    """A chat model that lies on purpose, in the mode the test chooses (tests/model_servers.py)."""
+    from tests.model_servers import HostileChat, serving
+
+    chat = HostileChat()
+    with serving(chat.server) as url:
+        use_local_models(settings, url, local_embedding_url)
+        yield chat
 
 
 @pytest.fixture(autouse=True)

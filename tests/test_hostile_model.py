@@ -21,22 +21,6 @@ pytestmark = pytest.mark.django_db
 FLEET = "We run a fleet of four vans. Our warehouse is in Leeds."
 
 
-@pytest.fixture
-def hostile(settings, local_embedding_url):
-    from tests.model_servers import HostileChat, serving
-
-    chat = HostileChat()
-    with serving(chat.server) as url:
-        settings.ENGRAM_EXTRACTION_ENGINE = "openai"
-        settings.OPENAI_BASE_URL = url
-        settings.OPENAI_API_KEY = "test-key"
-        settings.ENGRAM_EMBEDDING_ENGINE = "openai"
-        settings.ENGRAM_EMBEDDING_BASE_URL = local_embedding_url
-        settings.ENGRAM_MODEL_MAX_RETRIES = 0
-        settings.ENGRAM_MODEL_TIMEOUT_SECONDS = 5
-        yield chat
-
-
 def turn(client, space, message, wait=True):
     url = reverse("turn-create", args=[space.external_id]) + ("?wait=true" if wait else "")
     response = client.post(url, {"message": message}, format="json")

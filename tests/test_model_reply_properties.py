@@ -54,22 +54,6 @@ EXAMPLES = settings(
 )
 
 
-@pytest.fixture
-def hostile(settings, local_embedding_url):
-    from tests.model_servers import HostileChat, serving
-
-    chat = HostileChat()
-    with serving(chat.server) as url:
-        settings.ENGRAM_EXTRACTION_ENGINE = "openai"
-        settings.OPENAI_BASE_URL = url
-        settings.OPENAI_API_KEY = "test-key"
-        settings.ENGRAM_EMBEDDING_ENGINE = "openai"
-        settings.ENGRAM_EMBEDDING_BASE_URL = local_embedding_url
-        settings.ENGRAM_MODEL_MAX_RETRIES = 0
-        settings.ENGRAM_MODEL_TIMEOUT_SECONDS = 5
-        yield chat
-
-
 @EXAMPLES
 @given(reply=REPLIES, n=st.integers(0, 10_000))
 def test_any_reply_to_a_turn_is_a_stored_turn_and_never_an_invented_memory(client_a, space_a, hostile, reply, n):
