@@ -57,10 +57,13 @@ fuzz: db-start
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	# The layer rules and no import circles (pyproject.toml [tool.importlinter]).
+	$(VENV)/bin/lint-imports
 	DJANGO_SETTINGS_MODULE=config.test_settings $(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest
 	# A bounded schemathesis pass over every endpoint (`make fuzz` runs a longer one).

@@ -21,7 +21,7 @@ ENTRIES = [
 
 def main(rounds: int = 60) -> str:
     setup_django()
-    from memory.embeddings import LocalEmbedder, OpenAIEmbedder
+    from memory.text.embeddings import LocalEmbedder, OpenAIEmbedder
     from tests.model_servers import embedding_handler, serving
 
     rows = []

@@ -30,8 +30,8 @@ MONTHS = ["May", "June", "July", "March"]
 
 def main(turns: int = 120) -> str:
     setup_django()
-    from memory.turn_intake import receive_turn
-    from memory.turn_processing import attempt_turn
+    from memory.turns.intake import receive_turn
+    from memory.turns.pipeline import attempt_turn
     from tenants import scope, spaces
     from tenants.tenant_admin import create_tenant
 
@@ -47,8 +47,8 @@ def main(turns: int = 120) -> str:
                 attempt_turn(receive_turn(space=space, message=text, session_id=session).turn)
 
         one("We run a fleet of four vans.", "warm-up")
-        from memory.prompt_block import estimate_tokens
-        from memory.recall import recall
+        from memory.recall.prompt_block import estimate_tokens
+        from memory.recall.search import recall
 
         prompt_tokens, transcript_tokens, transcript = [], [], 0
         for index in range(turns):

@@ -58,11 +58,11 @@ def fill_spaces(tenant) -> list[str]:
     """1,000 spaces with memories; texts embedded once and reused (the vectors are real)."""
     import random
 
-    from memory.digests import keyword_digests, topic_digest
-    from memory.embeddings import get_embedder
     from memory.models import Memory
-    from memory.space_vectors import into_space
-    from memory.text_analysis import search_tokens
+    from memory.text.analysis import search_tokens
+    from memory.text.digests import keyword_digests, topic_digest
+    from memory.text.embeddings import get_embedder
+    from memory.text.vectors import into_space
     from tenants import scope, spaces
 
     rng = random.Random(11)

@@ -39,7 +39,7 @@ def fill(tenant, spaces_and_counts, rng, progress):
     from pgvector import HalfVector
     from pgvector.psycopg import register_vector
 
-    from memory.digests import keyword_digests
+    from memory.text.digests import keyword_digests
     from tenants import scope
     from tenants.encrypted_fields import associated_data, seal
     from tenants.space_keys import data_key_cache, data_key_for
@@ -96,7 +96,7 @@ def main(rows: int = 100_000, n_spaces: int = 1_000, queries: int = 200) -> str:
     setup_django()
     from django.db import connection
 
-    import memory.recall as recall_module
+    import memory.recall.search as recall_module
     from tenants import scope, spaces
     from tenants.tenant_admin import create_tenant
 

@@ -43,9 +43,9 @@ def main(seconds: float = 30.0) -> str:
     setup_django()
     from django.db import connection
 
-    from memory.prompt_block import estimate_tokens
-    from memory.turn_intake import receive_turn
-    from memory.turn_processing import attempt_turn
+    from memory.recall.prompt_block import estimate_tokens
+    from memory.turns.intake import receive_turn
+    from memory.turns.pipeline import attempt_turn
     from tenants import scope, spaces
     from tenants.api_keys import issue_api_key
     from tenants.tenant_admin import create_tenant

@@ -1,6 +1,6 @@
 """When the database is down or restarting: a clean 503 with ``Retry-After``, never a 500.
 
-DRF views already answer an ``OperationalError`` raised inside them with 503 (config.api_errors);
+DRF views already answer an ``OperationalError`` raised inside them with 503 (api.errors);
 this middleware covers the rest of the view call — opening the request's transaction (ATOMIC_REQUESTS
 wraps the view), the console's views and their session and user lookups.
 """
@@ -12,7 +12,7 @@ import logging
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 
-from config.api_errors import error_body
+from api.errors import error_body
 
 logger = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = "5"

@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "django_tasks_db",
     "tenants",
     "memory",
+    "api",
     "console",
     "mcp_server",
 ]
@@ -83,7 +84,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.security_headers.ContentSecurityPolicyMiddleware",
     "config.request_limits.RequestBodyLimitMiddleware",
-    "config.query_parameters.UnknownQueryParametersMiddleware",
+    "api.query_parameters.UnknownQueryParametersMiddleware",
     "config.scope_reset.ResetScopeMiddleware",
     "config.database_unavailable.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -106,7 +107,7 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 100_000},
     }
 }
-CSRF_FAILURE_VIEW = "config.error_pages.csrf_failure"
+CSRF_FAILURE_VIEW = "api.error_pages.csrf_failure"
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
@@ -212,16 +213,16 @@ ENGRAM_MAX_REQUEST_BYTES = 256 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["tenants.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["tenants.authentication.HasApiKeyScope"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["api.authentication.HasApiKeyScope"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["config.json_parser.SafeJSONParser"],
-    "DEFAULT_PAGINATION_CLASS": "config.pagination.LimitOffsetPage",
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.SafeJSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.LimitOffsetPage",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "api.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
-    "DEFAULT_THROTTLE_CLASSES": ["tenants.rate_limits.PerApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttles.PerApiKeyRateThrottle"],
 }
 # Requests per API key, as DRF's "<count>/<second|minute|hour|day>".
 ENGRAM_API_RATE_LIMIT = os.environ.get("ENGRAM_API_RATE_LIMIT", "1200/minute")
@@ -239,7 +240,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.openapi_hooks.add_error_responses",
+        "api.openapi_hooks.add_error_responses",
     ],
 }
 

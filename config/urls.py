@@ -3,12 +3,12 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from config.error_pages import api_not_found
+from api.error_pages import api_not_found
 from config.health import healthz
 
 api_v1 = [
-    path("", include("tenants.urls")),
-    path("", include("memory.urls")),
+    path("", include("api.space_urls")),
+    path("", include("api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
 ]
 
@@ -22,5 +22,5 @@ urlpatterns = [
     re_path(r"^api/", api_not_found),
 ]
 
-handler404 = "config.error_pages.not_found"
-handler500 = "config.error_pages.server_error"
+handler404 = "api.error_pages.not_found"
+handler500 = "api.error_pages.server_error"

@@ -17,6 +17,6 @@ from memory.warmup import warm_up  # noqa: E402
 warm_up()
 
 # The accepted query parameters come from the OpenAPI schema; build it now, not on a first request.
-from config.query_parameters import documented_parameters  # noqa: E402
+from api.query_parameters import documented_parameters  # noqa: E402
 
 documented_parameters()

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from console.access import AUDIT_ROLES, console_view, may_see_distances
 from console.form_input import BadInput, bad_request, error_status, parse_filter_time
-from memory import deletion_audit
+from memory.forgetting import audit
 from memory.models import DeletionAudit
 
 PAGE_SIZE = 25
@@ -52,7 +52,7 @@ def _filters(params, *, space_field: str = "space") -> tuple[dict, dict, list[st
 def _rows(request, selector, errors):
     if errors:
         return DeletionAudit.objects.none()
-    return deletion_audit.deletions(tenant_id=request.membership.tenant_id, **selector)
+    return audit.deletions(tenant_id=request.membership.tenant_id, **selector)
 
 
 def _page(request, *, typed, selector, errors, check=None, page_number=None, status=None):
@@ -98,9 +98,9 @@ def deletions_csv(request):
     response["Content-Disposition"] = 'attachment; filename="deletions.csv"'
     writer = csv.DictWriter(response, fieldnames=CSV_COLUMNS)
     writer.writeheader()
-    for audit in _rows(request, selector, errors).iterator():
-        row = _row(audit, show_distances)
-        row["occurred_at"] = audit.occurred_at.isoformat(timespec="seconds")
+    for record in _rows(request, selector, errors).iterator():
+        row = _row(record, show_distances)
+        row["occurred_at"] = record.occurred_at.isoformat(timespec="seconds")
         row["matched_distance"] = "" if row["matched_distance"] is None else f"{row['matched_distance']:.4f}"
         writer.writerow(row)
     return response
@@ -115,6 +115,6 @@ def deletion_check(request):
         return bad_request("Give a space and the text to check.")
     # The table's filters ride along as hidden fields; its space filter is named apart from the checked space.
     typed, selector, errors = _filters(request.POST, space_field="filter_space")
-    found = deletion_audit.was_deleted(tenant_id=request.membership.tenant_id, space_external_id=space, text=text)
+    found = audit.was_deleted(tenant_id=request.membership.tenant_id, space_external_id=space, text=text)
     check = {"space": space, "found": [_row(r, may_see_distances(request)) for r in found]}
     return _page(request, typed=typed, selector=selector, errors=errors, check=check)

@@ -1,6 +1,6 @@
 """Shared spaces in the console: add an episode or a resolution (with the duplicate dialog), delete one.
 
-The same service as the API (memory.episodes), so duplicate review, audit and limits are identical.
+The same service as the API (memory.shared.episodes), so duplicate review, audit and limits are identical.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access import OPERATOR_ROLES, console_view
-from memory import episodes
 from memory.models import DeletionAudit, Episode
+from memory.shared import episodes
 from tenants import spaces
 
 FORM_FIELDS = ("kind", "inputs", "output", "outcome", "sentiment", "feedback_comment", "input", "resolution_comment")

@@ -10,9 +10,11 @@ from django.shortcuts import render
 from console.access import OPERATOR_ROLES, console_view
 from console.episode_views import parse_inputs
 from console.form_input import bad_request
-from memory import episodes, forgetting, recall
-from memory.memory_deletion import DeletionContext
-from memory.prompt_block import HEADER, estimate_tokens
+from memory.forgetting import conversational
+from memory.forgetting.deletion import DeletionContext
+from memory.recall import search
+from memory.recall.prompt_block import HEADER, estimate_tokens
+from memory.shared import episodes
 from tenants import spaces
 from tenants.models import Space
 from tenants.space_settings import effective_settings
@@ -49,11 +51,11 @@ def playground(request):
             except episodes.WrongSpaceKind as exc:
                 error = exc.message
         elif mode == "forget":
-            forget_result = forgetting.forget(
+            forget_result = conversational.forget(
                 space=space, utterance=message, context=DeletionContext(cause="operator"), dry_run=True
             )
         else:
-            result = recall.recall(space=space, query=message, explain=True)
+            result = search.recall(space=space, query=message, explain=True)
     prompt = _prompt_use(result, settings) if result is not None else {}
     context = {
         "spaces": names, "chosen": chosen, "message": message, "mode": mode, "result": result,

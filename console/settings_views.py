@@ -11,8 +11,8 @@ from django.shortcuts import redirect, render
 from console.access import OPERATOR_ROLES, console_view, may_see_distances
 from console.form_input import bad_request, error_status
 from console.threshold_preview import pairwise_distances, preview, space_vectors
-from memory import pair_marks
-from memory.space_agents import affected_agents
+from memory.dedup import pair_marks
+from memory.shared.agents import affected_agents
 from tenants import spaces
 from tenants.models import SettingsChange, Space, Tenant
 from tenants.settings_changes import change_space_settings, change_tenant_defaults

@@ -12,7 +12,8 @@ import dataclasses
 import datetime
 import json
 
-from memory import forgetting, memory_edits
+from memory.dedup import edits
+from memory.forgetting import conversational
 from memory.models import DeletionAudit, Memory, Message, Session, Turn
 
 
@@ -30,7 +31,7 @@ def matching_memories(space, wanted: MemoryFilter) -> list[Memory]:
 
     Raises ``ValidationError`` for a kind that does not exist (from the shared selector).
     """
-    rows = memory_edits.memories_of(space, kind=wanted.kind, topic=wanted.topic).select_related("source_message")
+    rows = edits.memories_of(space, kind=wanted.kind, topic=wanted.topic).select_related("source_message")
     if wanted.since:
         rows = rows.filter(updated_at__gte=wanted.since)
     if wanted.until:
@@ -90,8 +91,8 @@ def _forget_reply(turn: Turn) -> dict | None:
     if not turn.forget_reply:
         return None
     return {
-        "language": forgetting.reply_language(turn.forget_reply.get("language", "en")),
-        "text": forgetting.confirmation_on_record(turn.forget_reply),
+        "language": conversational.reply_language(turn.forget_reply.get("language", "en")),
+        "text": conversational.confirmation_on_record(turn.forget_reply),
     }
 
 

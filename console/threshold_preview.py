@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 from django.utils.html import escape
 
-from memory.embeddings import stored_vector
-from memory.merge_rule import is_restatement
+from memory.dedup.merge_rule import is_restatement
 from memory.models import Memory
-from memory.recall import recall
+from memory.recall.search import recall
+from memory.text.embeddings import stored_vector
 
 PREVIEW_ROWS = 500
 BIN_WIDTH = 0.01
@@ -40,7 +40,7 @@ def pairwise_distances(matrix) -> np.ndarray:
 def merge_pairs(
     rows, distances, dedup_distance: float, requires_same_terms: bool = True, limit: int = 20
 ) -> list[dict]:
-    """Pairs of the same kind the writer would merge (memory.merge_rule), closest first."""
+    """Pairs of the same kind the writer would merge (memory.dedup.merge_rule), closest first."""
     if len(rows) < 2:
         return []
     pairs = []

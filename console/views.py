@@ -11,17 +11,18 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
-from config.api_errors import Conflict
 from console.access import OPERATOR_ROLES, console_view, may_read_memory_text
 from console.charts import bar_chart
 from console.dashboards import overview as overview_numbers
 from console.form_input import BadInput, error_status, parse_filter_time
 from console.space_directory import TURN_STATES, spaces_listed
 from console.space_investigation import MemoryFilter, forgotten_by, matching_memories, turns_that_created
-from memory import memory_edits, provenance
-from memory.episodes import describe
-from memory.memory_deletion import DeletionContext, delete_memory
+from core.errors import Conflict
+from memory import provenance
+from memory.dedup import edits
+from memory.forgetting.deletion import DeletionContext, delete_memory
 from memory.models import DeletionAudit, Episode, Memory, Turn
+from memory.shared.episodes import describe
 from tenants import spaces
 from tenants.models import Space
 
@@ -128,7 +129,7 @@ def _cases(space, show_text: bool) -> list[dict]:
 
 
 def _memory_row(memory: Memory, show_text: bool, origin_turn: Turn | None, source: dict | None = None) -> dict:
-    history = memory_edits.history_of(memory)[1:]
+    history = edits.history_of(memory)[1:]
     return {
         "id": memory.id,
         "kind": memory.kind,
@@ -172,7 +173,7 @@ def _turn_row(turn: Turn, forgotten: list) -> dict:
 def memory_delete(request, external_id, memory_id):
     """GET: confirm. POST: delete through the same audited service as the API."""
     space = _space(request, external_id)
-    memory = memory_edits.find_memory(space=space, memory_id=memory_id)
+    memory = edits.find_memory(space=space, memory_id=memory_id)
     if request.method == "POST":
         delete_memory(
             memory=memory,
@@ -181,7 +182,7 @@ def memory_delete(request, external_id, memory_id):
         )
         messages.success(request, "The memory and its history were deleted; the deletion is in the audit.")
         return redirect("console:space", external_id=space.external_id)
-    history = memory_edits.history_of(memory)
+    history = edits.history_of(memory)
     return render(request, "console/memory_delete.html", {"space": space, "memory": memory, "history": history})
 
 
@@ -189,11 +190,11 @@ def memory_delete(request, external_id, memory_id):
 def memory_restore(request, external_id, memory_id):
     """POST: make an earlier version current again, through the same service as the API."""
     space = _space(request, external_id)
-    memory = memory_edits.find_memory(space=space, memory_id=memory_id)
+    memory = edits.find_memory(space=space, memory_id=memory_id)
     if request.method != "POST":
         return redirect("console:space", external_id=space.external_id)
     try:
-        memory_edits.restore_memory(memory=memory)
+        edits.restore_memory(memory=memory)
     except Conflict as exc:
         messages.error(request, exc.message)
     else:
@@ -205,12 +206,12 @@ def memory_restore(request, external_id, memory_id):
 def memory_edit(request, external_id, memory_id):
     """GET: the form. POST: the same edit service the API's PATCH calls."""
     space = _space(request, external_id)
-    memory = memory_edits.find_memory(space=space, memory_id=memory_id)
+    memory = edits.find_memory(space=space, memory_id=memory_id)
     errors = []
     if request.method == "POST":
         try:
             importance = _importance(request.POST.get("importance", ""))
-            memory_edits.edit_memory(
+            edits.edit_memory(
                 memory=memory,
                 content=request.POST.get("content", ""),
                 topic=request.POST.get("topic", ""),
@@ -232,7 +233,7 @@ def memory_edit(request, external_id, memory_id):
     return render(
         request,
         "console/memory_edit.html",
-        {"space": space, "memory": memory, "form": form, "errors": errors, "history": memory_edits.history_of(memory)},
+        {"space": space, "memory": memory, "form": form, "errors": errors, "history": edits.history_of(memory)},
         status=error_status(request, errors),
     )
 

@@ -3,7 +3,7 @@
 The items (eval/data/recall_cross_language.jsonl) ask the labelled accounts of eval/data/accounts.json
 in another language than the account's; a quarter ask about something the account never said and
 must return nothing. Alternate items form a "tune" half and a "held-out" half: the concept table of
-memory/cross_language.py was not edited after looking at held-out misses, so the held-out half says
+memory/recall/cross_language.py was not edited after looking at held-out misses, so the held-out half says
 what to expect on new questions. Each item is run at the space defaults, with the translated
 keywords (what ships) and without them (recall before them), so the gain is visible per pair.
 
@@ -26,14 +26,14 @@ def load_items() -> list[dict]:
 
 
 def _run(tenant, accounts: dict, items: list[dict]) -> list[dict]:
-    from memory import recall
+    from memory.recall import search
     from tenants import scope
 
     rows = []
     for item in items:
         account = accounts[item["account"]]
         with scope.tenant_scope(tenant, account["space"]):
-            result = recall.recall(space=account["space"], query=item["query"])
+            result = search.recall(space=account["space"], query=item["query"])
         rows.append({**item, "returned": [account["keys_by_id"].get(str(h["id"])) for h in result.hits]})
     return rows
 
@@ -54,7 +54,7 @@ def scores(rows: list[dict]) -> dict:
 def evaluate_cross_language(tenant, accounts: dict) -> dict:
     items = load_items()
     shipped = _run(tenant, accounts, items)
-    with mock.patch("memory.recall.translated_tokens", return_value=set()):
+    with mock.patch("memory.recall.search.translated_tokens", return_value=set()):
         without = _run(tenant, accounts, items)
     account_language = {name: name.split("-")[0] for name in accounts}
     by_pair = collections.defaultdict(list)
@@ -72,7 +72,7 @@ def evaluate_cross_language(tenant, accounts: dict) -> dict:
 
 
 def report_lines(result: dict) -> list[str]:
-    from eval.run_eval import pct
+    from eval.report_sections import pct
 
     def row(label, s, before=None):
         gain = f" (without translated keywords: {pct(before['hit_rate'])})" if before else ""
@@ -87,7 +87,7 @@ def report_lines(result: dict) -> list[str]:
         f"{result['overall']['queries']} questions in one language about a fact stated in another (en, ru, ja, cs, "
         f"es, both directions) and {result['overall']['unrelated_queries']} that the account has nothing for "
         f"(eval/data/{ITEMS}), at the space defaults. Recall adds the query's words in the other languages as "
-        "keywords (a table of everyday concepts, memory/cross_language.py); the table was not edited after "
+        "keywords (a table of everyday concepts, memory/recall/cross_language.py); the table was not edited after "
         "looking at held-out misses.",
         "",
         "| Items | Queries | Hit rate | Empty when unrelated |",
@@ -120,7 +120,7 @@ def main() -> None:
     from bench.harness import setup_django, throwaway_database
 
     setup_django()
-    from eval.run_eval import build_accounts
+    from eval.labelled_accounts import build_accounts
     from tenants.tenant_admin import create_tenant
 
     with throwaway_database("engram_eval_cross"):

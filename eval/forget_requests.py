@@ -2,7 +2,7 @@
 
 Each item brings its own small account — the memory the words point to, look-alikes that must
 survive (a preference that mentions a phone, the current address, a warehouse that is not a home)
-and a bystander — and one customer message. ``forgetting.forget`` runs as a dry run at the default
+and a bystander — and one customer message. ``conversational.forget`` runs as a dry run at the default
 floor, as the turn loop runs it. Classes: a target named by meaning ("my allergy", "my city", "my
 phone number"), an "old" value, corrections that only negate (they delete), corrections that state
 a new value and plain statements (they delete nothing and are mined).
@@ -24,10 +24,10 @@ def load() -> list[dict]:
 
 def build_space(tenant, item: dict):
     """The item's account, written the way imports write memories; returns the space and the keys by id."""
-    from memory.digests import keyword_digests
     from memory.models import Memory
-    from memory.space_vectors import embed_for_space
-    from memory.text_analysis import search_tokens
+    from memory.text.analysis import search_tokens
+    from memory.text.digests import keyword_digests
+    from memory.text.vectors import embed_for_space
     from tenants import scope, spaces
 
     with scope.tenant_scope(tenant):
@@ -49,15 +49,15 @@ def build_space(tenant, item: dict):
 
 
 def evaluate(tenant) -> dict:
-    from memory import forgetting
-    from memory.memory_deletion import DeletionContext
+    from memory.forgetting import conversational
+    from memory.forgetting.deletion import DeletionContext
     from tenants import scope
 
     results = []
     for item in load():
         space, keys_by_id = build_space(tenant, item)
         with scope.tenant_scope(tenant, space):
-            outcome = forgetting.forget(
+            outcome = conversational.forget(
                 space=space, utterance=item["utterance"], context=DeletionContext(cause="eval"), dry_run=True
             )
         deleted = [keys_by_id.get(str(d.id), "?") for d in outcome.forgotten]
@@ -104,7 +104,7 @@ def report_lines(result: dict, floor: float) -> list[str]:
         "",
         f"{result['overall']['items']} messages (eval/data/forget_requests.jsonl), each against its own small account "
         "holding the memory the words point to, look-alikes that must survive (a preference that mentions a phone, "
-        "the current address, a warehouse that is not a home) and a bystander. Dry runs of `forgetting.forget` at "
+        "the current address, a warehouse that is not a home) and a bystander. Dry runs of `conversational.forget` at "
         f"the default floor {floor}. “Mined”: corrections that state a new value and plain statements are left to "
         "the writer (nothing deleted, the turn mined). The set was written together with the rules it measures: it "
         "shows they do what docs/decisions/0005-forgetting.md says in five languages, not how they generalise.",

@@ -49,7 +49,7 @@ def answer_share(answer: str, text: str) -> float:
 
 
 def ingest(tenant, customer: dict):
-    from memory import turn_intake, turn_processing
+    from memory.turns import intake, pipeline
     from tenants import scope, spaces
 
     with scope.tenant_scope(tenant):
@@ -57,17 +57,17 @@ def ingest(tenant, customer: dict):
     for session in customer["sessions"]:
         started = datetime.datetime.fromisoformat(session["date"]).replace(hour=18, tzinfo=datetime.UTC)
         with scope.tenant_scope(tenant, space):
-            receipt = turn_intake.receive_transcript(
+            receipt = intake.receive_transcript(
                 space=space,
                 session_id=f"session-{session['number']:03d}",
                 messages=[
-                    turn_intake.IncomingMessage(
+                    intake.IncomingMessage(
                         role=t["role"], content=t["content"], sent_at=started + datetime.timedelta(minutes=i)
                     )
                     for i, t in enumerate(session["turns"])
                 ],
             )
-            turn_processing.attempt_turn(receipt.turn)
+            pipeline.attempt_turn(receipt.turn)
     return space
 
 
@@ -81,10 +81,10 @@ def raw_lines(customer: dict) -> list[str]:
 
 
 def evaluate_customer(tenant, customer: dict) -> list[dict]:
-    from memory import recall
-    from memory.embeddings import get_embedder
     from memory.models import Memory
-    from memory.prompt_block import pack_hits, pack_lines
+    from memory.recall import search
+    from memory.recall.prompt_block import pack_hits, pack_lines
+    from memory.text.embeddings import get_embedder
     from tenants import scope
 
     space = ingest(tenant, customer)
@@ -100,7 +100,7 @@ def evaluate_customer(tenant, customer: dict) -> list[dict]:
     rows = []
     for question, vector in zip(questions, question_vectors, strict=True):
         with scope.tenant_scope(tenant, space):
-            result = recall.recall(space=space, query=question["question"], limit=RECALL_ROWS, fill_chars=max(BUDGETS))
+            result = search.recall(space=space, query=question["question"], limit=RECALL_ROWS, fill_chars=max(BUDGETS))
         nearest = np.argsort(-(turn_vectors @ vector))[:RECALL_ROWS]
         raw = [lines[i] for i in nearest]
         row = {**question, "customer": customer["customer"], "recalled_rows": len(result.hits), "active": active}
@@ -143,7 +143,7 @@ def summarise(rows: list[dict]) -> dict:
 
 
 def report_lines(summary: dict, customers: list[dict], elapsed: float) -> list[str]:
-    from eval.run_eval import pct
+    from eval.report_sections import pct
 
     turns = sum(len(s["turns"]) for c in customers for s in c["sessions"])
     sessions = sum(len(c["sessions"]) for c in customers)

@@ -184,7 +184,7 @@ def run(tenant) -> dict:
 
 
 def report_lines(result: dict) -> list[str]:
-    from eval.run_eval import pct
+    from eval.report_sections import pct
 
     lines = [
         "## A month of conversations",

@@ -43,3 +43,7 @@ def kept_sections(report: Path = REPORT) -> list[str]:
     if not report.exists():
         return []
     return [line for match in _BLOCK.finditer(report.read_text()) for line in [*match.group(0).splitlines(), ""]]
+
+
+def pct(value) -> str:
+    return "–" if value is None else f"{100 * value:.1f} %"

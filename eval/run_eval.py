@@ -1,7 +1,7 @@
 """`make eval`: measure memory quality on the labelled set in eval/data and write docs/quality.md.
 
 Every number comes from the code paths the service runs: the dedup rule of ``memory_writer``
-(distance within the threshold and no conflicting values), ``recall.recall``, ``forgetting.forget``
+(distance within the threshold and no conflicting values), ``search.recall``, ``conversational.forget``
 (dry run) and the turn pipeline (extraction → grounding → writing). The engines are whatever the
 settings configure: the offline extractor and the bundled embedding model by default, the
 ``openai`` engines when ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` (and ``ENGRAM_EMBEDDING_ENGINE``)
@@ -22,7 +22,8 @@ import numpy as np
 
 from bench.harness import git_revision, machine_line, setup_django, throwaway_database
 from eval import cross_language, forget_requests, write_rules
-from eval.report_sections import kept_sections, replace_section
+from eval.labelled_accounts import build_accounts
+from eval.report_sections import kept_sections, pct, replace_section
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "eval" / "data"
@@ -47,8 +48,8 @@ def progress(message: str) -> None:
 
 
 def evaluate_dedup(current_default: float) -> dict:
-    from memory.embeddings import cosine_distances, get_embedder
-    from memory.merge_rule import same_terms, values_conflict
+    from memory.dedup.merge_rule import same_terms, values_conflict
+    from memory.text.embeddings import cosine_distances, get_embedder
 
     pairs = load_jsonl("dedup.jsonl")
     embedder = get_embedder()
@@ -93,40 +94,8 @@ def operating_point(curve: list[dict], errors: str, gain: str, *, position: str)
     return plateau[index]
 
 
-# --- spaces for recall and forgetting ---------------------------------------------------------
-
-
-def build_accounts(tenant) -> dict:
-    """One end-user space per labelled account, written the way imports write memories."""
-    from memory.digests import keyword_digests, topic_digest
-    from memory.models import Memory
-    from memory.space_vectors import embed_for_space
-    from memory.text_analysis import search_tokens
-    from tenants import scope, spaces
-
-    accounts = json.loads((DATA / "accounts.json").read_text())
-    built = {}
-    for name, account in accounts.items():
-        with scope.tenant_scope(tenant):
-            space = spaces.create_space(tenant=tenant, external_id=name)
-        texts = [m["content"] for m in account["memories"]]
-        ids = {}
-        with scope.tenant_scope(tenant, space):
-            vectors = embed_for_space(space.id, texts)
-            for memory, vector in zip(account["memories"], vectors, strict=True):
-                tokens = search_tokens(memory["content"]) | search_tokens(memory["topic"]) | {memory["topic"].lower()}
-                row = Memory.objects.create(
-                    tenant_id=tenant.id, space=space, kind=memory["kind"], content=memory["content"],
-                    topic=memory["topic"], topic_digest=topic_digest(space.id, memory["topic"]),
-                    keyword_digests=keyword_digests(space.id, tokens), embedding=vector, importance=0.6,
-                )  # fmt: skip
-                ids[str(row.id)] = memory["key"]
-        built[name] = {"space": space, "keys_by_id": ids}
-    return built
-
-
 def evaluate_recall(tenant, accounts: dict, current_default: float, corroborated: float) -> dict:
-    from memory import recall
+    from memory.recall import search
     from tenants import scope
 
     items = load_jsonl("recall.jsonl")
@@ -135,7 +104,7 @@ def evaluate_recall(tenant, accounts: dict, current_default: float, corroborated
         account = accounts[item["account"]]
         with scope.tenant_scope(tenant, account["space"]):
             for threshold in RECALL_GRID:
-                result = recall.recall(
+                result = search.recall(
                     space=account["space"],
                     query=item["query"],
                     overrides={
@@ -175,7 +144,7 @@ def evaluate_recall(tenant, accounts: dict, current_default: float, corroborated
         for item in items:
             account = accounts[item["account"]]
             with scope.tenant_scope(tenant, account["space"]):
-                result = recall.recall(
+                result = search.recall(
                     space=account["space"],
                     query=item["query"],
                     overrides={"recall_distance": chosen["threshold"], "corroborated_recall_distance": outer},
@@ -208,8 +177,8 @@ def evaluate_recall(tenant, accounts: dict, current_default: float, corroborated
 
 
 def evaluate_forget(tenant, accounts: dict, current_default: float) -> dict:
-    from memory import forgetting
-    from memory.memory_deletion import DeletionContext
+    from memory.forgetting import conversational
+    from memory.forgetting.deletion import DeletionContext
     from tenants import scope
 
     items = load_jsonl("forget.jsonl")
@@ -220,7 +189,7 @@ def evaluate_forget(tenant, accounts: dict, current_default: float) -> dict:
             for floor in FORGET_GRID:
                 space = account["space"]
                 space.settings = {**space.settings, "forget_floor": floor}
-                outcome = forgetting.forget(
+                outcome = conversational.forget(
                     space=space, utterance=item["utterance"], context=DeletionContext(cause="eval"), dry_run=True
                 )
                 deleted = [account["keys_by_id"].get(str(d.id)) for d in outcome.forgotten]
@@ -257,8 +226,8 @@ def evaluate_forget(tenant, accounts: dict, current_default: float) -> dict:
 
 
 def evaluate_extraction(tenant) -> dict:
-    from memory import turn_intake, turn_processing
     from memory.models import Memory
+    from memory.turns import intake, pipeline
     from tenants import scope, spaces
 
     items = load_jsonl("extraction.jsonl")
@@ -267,11 +236,11 @@ def evaluate_extraction(tenant) -> dict:
         with scope.tenant_scope(tenant):
             space = spaces.create_space(tenant=tenant, external_id=item["id"])
         with scope.tenant_scope(tenant, space):
-            receipt = turn_intake.receive_transcript(
+            receipt = intake.receive_transcript(
                 space=space,
-                messages=[turn_intake.IncomingMessage(role=m["role"], content=m["content"]) for m in item["messages"]],
+                messages=[intake.IncomingMessage(role=m["role"], content=m["content"]) for m in item["messages"]],
             )
-            turn_processing.attempt_turn(receipt.turn)
+            pipeline.attempt_turn(receipt.turn)
             written = [(m.kind, m.content) for m in Memory.objects.filter(space=space) if m.kind != "topic"]
         found = [
             any(
@@ -312,9 +281,10 @@ def evaluate_extraction(tenant) -> dict:
 
 
 def evaluate_growth(tenant) -> dict:
-    from memory import recall, turn_intake, turn_processing
-    from memory.embeddings import get_embedder
     from memory.models import Memory
+    from memory.recall import search
+    from memory.text.embeddings import get_embedder
+    from memory.turns import intake, pipeline
     from tenants import scope, spaces
 
     script = json.loads((DATA / "growth.json").read_text())
@@ -347,15 +317,15 @@ def evaluate_growth(tenant) -> dict:
         said.append(("customer", rng.choice(script["noise"])))
         at = started + datetime.timedelta(days=3 * session)
         with scope.tenant_scope(tenant, space):
-            receipt = turn_intake.receive_transcript(
+            receipt = intake.receive_transcript(
                 space=space,
                 session_id=f"session-{session:03d}",
                 messages=[
-                    turn_intake.IncomingMessage(role=role, content=text, sent_at=at + datetime.timedelta(minutes=i))
+                    intake.IncomingMessage(role=role, content=text, sent_at=at + datetime.timedelta(minutes=i))
                     for i, (role, text) in enumerate(said)
                 ],
             )
-            turn_processing.attempt_turn(receipt.turn)
+            pipeline.attempt_turn(receipt.turn)
             active = Memory.objects.filter(space=space, superseded_by__isnull=True).exclude(kind="topic").count()
             total = Memory.objects.filter(space=space).count()
         transcript.extend(said)
@@ -369,17 +339,17 @@ def evaluate_growth(tenant) -> dict:
         })  # fmt: skip
         if session in (10, 25, 50, 75, 100):
             checkpoints[session] = _compare_recall(
-                script, session, space, tenant, customer_texts, np.stack(customer_vectors), current_value, recall
+                script, session, space, tenant, customer_texts, np.stack(customer_vectors), current_value, search
             )
         if session % 10 == 0:
             progress(f"  growth: session {session}, {active} active memories, {timeline[-1]['transcript_words']} words")
     return {"timeline": timeline, "checkpoints": checkpoints}
 
 
-def _compare_recall(script, session, space, tenant, texts, vectors, current_value, recall) -> dict:
+def _compare_recall(script, session, space, tenant, texts, vectors, current_value, search) -> dict:
     """Derived memory (recall's first hit) against plain transcript search (the nearest customer line)."""
-    from memory.embeddings import get_embedder
-    from memory.prompt_block import estimate_tokens
+    from memory.recall.prompt_block import estimate_tokens
+    from memory.text.embeddings import get_embedder
     from tenants import scope
 
     facts = [f for f in script["facts"]]
@@ -389,7 +359,7 @@ def _compare_recall(script, session, space, tenant, texts, vectors, current_valu
     for fact, query_vector in zip(facts, queries, strict=True):
         value = current_value(fact, session).lower()
         with scope.tenant_scope(tenant, space):
-            result = recall.recall(space=space, query=fact["query"])
+            result = search.recall(space=space, query=fact["query"])
         first = result.hits[0]["content"].lower() if result.hits else ""
         derived_hits += value in first
         prompt_tokens.append(estimate_tokens(result.prompt or ""))
@@ -405,10 +375,6 @@ def _compare_recall(script, session, space, tenant, texts, vectors, current_valu
 
 
 # --- report -----------------------------------------------------------------------------------
-
-
-def pct(value) -> str:
-    return "–" if value is None else f"{100 * value:.1f} %"
 
 
 def write_report(dedup, recall_result, forget, extraction, growth, defaults, elapsed, engines) -> None:
@@ -500,7 +466,7 @@ def write_report(dedup, recall_result, forget, extraction, growth, defaults, ela
         "A pair merges when the embedding distance is within the threshold, the two statements carry no "
         "conflicting values (numbers, months, weekdays; a conflict supersedes instead) and — with "
         "`dedup_requires_same_terms` — one's content terms are contained in the other's with the same relation "
-        "words (`memory/merge_rule.py`, the rule the writer and the console preview apply).",
+        "words (`memory/dedup/merge_rule.py`, the rule the writer and the console preview apply).",
         "",
         "![dedup curve](quality/dedup.svg)",
         "",
@@ -591,7 +557,7 @@ def write_report(dedup, recall_result, forget, extraction, growth, defaults, ela
         "",
         "## Forgetting",
         "",
-        "Dry runs of `forgetting.forget` (the rule-set judge unless a model is configured) against each account. "
+        "Dry runs of `conversational.forget` (the rule-set judge unless a model is configured) against each account. "
         "Look-alikes mention forgetting or the stored subject but ask for nothing to be deleted.",
         "",
         "![forget curve](quality/forget.svg)",
@@ -688,7 +654,7 @@ def main() -> None:
     setup_django()
     from django.conf import settings
 
-    from memory.embeddings import get_embedder
+    from memory.text.embeddings import get_embedder
     from tenants.space_settings import defaults as setting_defaults
     from tenants.tenant_admin import create_tenant
 

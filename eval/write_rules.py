@@ -26,17 +26,17 @@ def load_jsonl(name: str) -> list[dict]:
 
 
 def _statements(extractor, text: str):
-    from memory.extraction import CustomerText
+    from memory.extraction.engine import CustomerText
 
     return [c for c in extractor.extract(CustomerText(text=text, sent_at=SENT_AT)) if c.kind != "topic"]
 
 
 def evaluate_updates() -> dict:
     """Per pair: does the newer message supersede the older one, as the writer decides it?"""
-    from memory.embeddings import cosine_distances, get_embedder
-    from memory.extraction import get_extractor
-    from memory.memory_writer import STATEMENT_KINDS, UPDATE_SEARCH_DISTANCE
-    from memory.merge_rule import is_restatement, supersession
+    from memory.dedup.merge_rule import is_restatement, supersession
+    from memory.dedup.writer import STATEMENT_KINDS, UPDATE_SEARCH_DISTANCE
+    from memory.extraction.registry import get_extractor
+    from memory.text.embeddings import cosine_distances, get_embedder
 
     extractor, embedder = get_extractor(), get_embedder()
     items = load_jsonl("write_updates.jsonl")
@@ -85,8 +85,8 @@ def evaluate_updates() -> dict:
 
 
 def evaluate_restatements(dedup_distance: float) -> dict:
-    from memory.embeddings import cosine_distances, get_embedder
-    from memory.merge_rule import is_restatement
+    from memory.dedup.merge_rule import is_restatement
+    from memory.text.embeddings import cosine_distances, get_embedder
 
     embedder = get_embedder()
     sets = {
@@ -122,8 +122,9 @@ def evaluate_restatements(dedup_distance: float) -> dict:
 
 
 def evaluate_clean_entries() -> dict:
-    from memory.extraction import CustomerText, get_extractor
-    from memory.text_analysis import proper_names
+    from memory.extraction.engine import CustomerText
+    from memory.extraction.registry import get_extractor
+    from memory.text.analysis import proper_names
 
     extractor = get_extractor()
     items = load_jsonl("write_clean.jsonl")
@@ -156,8 +157,8 @@ def evaluate_clean_entries() -> dict:
 
 def evaluate_history(tenant, name: str = "write_history.json") -> dict:
     """A casual history, one turn per statement: how much is superseded, and was each one a real update?"""
-    from memory import turn_intake, turn_processing
     from memory.models import Memory
+    from memory.turns import intake, pipeline
     from tenants import scope, spaces
 
     script = json.loads((DATA / name).read_text())
@@ -173,13 +174,13 @@ def evaluate_history(tenant, name: str = "write_history.json") -> dict:
     for index, statement in enumerate(statements):
         space = customers[statement.get("customer", "one")]
         with scope.tenant_scope(tenant, space):
-            receipt = turn_intake.receive_turn(
+            receipt = intake.receive_turn(
                 space=space,
                 message=statement["text"],
                 session_id=f"week-{index // 5}",
                 at=SENT_AT + datetime.timedelta(days=index),
             )
-            turn = turn_processing.attempt_turn(receipt.turn)
+            turn = pipeline.attempt_turn(receipt.turn)
         for memory_id in turn.created_ids:
             created_by[memory_id] = index
         supersessions += [(created_by.get(old), index) for old in turn.superseded_ids]
@@ -236,7 +237,7 @@ def report_lines(result: dict) -> list[str]:
         f"({history['statements']} and {result['held_out']['statements']} statements, eval/data/write_history*.json). "
         "The rule: a newer statement supersedes "
         "an older one only with the same subject, the same attribute and another value, or when the customer's "
-        "correction names the old value (`memory/merge_rule.py`).",
+        "correction names the old value (`memory/dedup/merge_rule.py`).",
         "",
         "### Supersession by class",
         "",

@@ -142,7 +142,7 @@ class Turn(models.Model):
     forget_handled = models.BooleanField(default=False)
     # What the customer was told when the message was checked for forgetting, without any content:
     # {"language", "template": "done" | "nothing" | "needs_operator", "memory_ids", "more_matched"}.
-    # The console renders it again with memory ids in place of the deleted text (memory.forgetting).
+    # The console renders it again with memory ids in place of the deleted text (memory.forgetting.conversational).
     forget_reply = models.JSONField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)

@@ -23,8 +23,8 @@ SAMPLES = {
 
 
 def warm_up() -> float:
-    from memory.embeddings import get_embedder
-    from memory.text_analysis import content_terms, detect_language
+    from memory.text.analysis import content_terms, detect_language
+    from memory.text.embeddings import get_embedder
 
     started = time.perf_counter()
     for language, text in SAMPLES.items():

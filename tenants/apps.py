@@ -6,8 +6,7 @@ class TenantsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from config import database_roles, strict_fields
-        from tenants import checks, schema  # noqa: F401  (registers the system checks and the schema extension)
+        from config import database_roles
+        from tenants import checks  # noqa: F401  (registers the system checks)
 
-        strict_fields.install()
         database_roles.install(self)

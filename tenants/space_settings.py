@@ -193,7 +193,7 @@ SETTINGS = {
             "Score at which a new episode or resolution counts as a near-duplicate of a stored one.",
             shared_only=True,
         ),
-        # Retention (memory/retention.py, enforced by the sweep); 0 keeps forever.
+        # Retention (memory/forgetting/retention.py, enforced by the sweep); 0 keeps forever.
         Setting("task_retention_days", int, 30, 0, 3650, "Days a task lives after its last change (0: no limit)."),
         Setting(
             "task_expires_with_session",

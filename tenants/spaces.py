@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
 
-from config.api_errors import Conflict
+from core.errors import Conflict
 from tenants import space_settings
 from tenants.keyring import get_keyring
 from tenants.models import Space, Tenant, external_id_validator

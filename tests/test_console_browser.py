@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.digests import keyword_digests
 from memory.models import Memory
-from memory.space_vectors import embed_for_space
-from memory.text_analysis import search_tokens
+from memory.text.analysis import search_tokens
+from memory.text.digests import keyword_digests
+from memory.text.vectors import embed_for_space
 from tenants import scope
 from tenants.tenant_admin import create_operator
 from tests.conftest import make_space

@@ -109,7 +109,7 @@ def test_healthz_reports_the_outage_and_the_recovery(client, database_switch):
 WORKER = """
 import django, os, sys
 django.setup()
-from memory.turn_processing import run_turn
+from memory.turns.pipeline import run_turn
 print(run_turn(tenant_id=sys.argv[1], space_id=sys.argv[2], turn_id=sys.argv[3]), flush=True)
 """
 
@@ -155,7 +155,7 @@ def test_a_worker_killed_mid_turn_leaves_it_for_the_sweep_and_it_completes_exact
             )
 
     assert state() == ("processing", 1, [])  # claimed, nothing written: the pipeline's transaction died with it
-    from memory.turn_queue import PROCESSING_LEASE, requeue_due_turns
+    from memory.turns.pipeline import PROCESSING_LEASE, requeue_due_turns
 
     assert requeue_due_turns() == 0  # within its lease nobody steals it
     with scope.tenant_scope(space_a.tenant_id, space_a):

@@ -16,10 +16,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.urls import reverse
 
-from memory.digests import keyword_digests, topic_digest
 from memory.models import DeletionAudit, Memory, Turn
-from memory.space_vectors import embed_for_space
-from memory.text_analysis import search_tokens
+from memory.text.analysis import search_tokens
+from memory.text.digests import keyword_digests, topic_digest
+from memory.text.vectors import embed_for_space
 from tenants import scope
 
 pytestmark = pytest.mark.django_db
@@ -287,7 +287,7 @@ POLITE_REQUESTS = [
 
 @pytest.mark.parametrize("message", NOT_REQUESTS)
 def test_a_forget_verb_asked_about_supposed_or_reported_is_no_request(message):
-    from memory.forget_judge import read_intent
+    from memory.forgetting.judge import read_intent
 
     intent = read_intent(message)
     assert intent.kind is None and intent.not_a_request, (message, intent)
@@ -295,7 +295,7 @@ def test_a_forget_verb_asked_about_supposed_or_reported_is_no_request(message):
 
 @pytest.mark.parametrize("message", POLITE_REQUESTS)
 def test_a_polite_modal_request_is_still_a_request(message):
-    from memory.forget_judge import read_intent
+    from memory.forgetting.judge import read_intent
 
     intent = read_intent(message)
     assert (intent.kind, intent.attribute) == ("explicit", "phone"), (message, intent)
@@ -553,7 +553,7 @@ def test_a_model_quoting_a_question_or_reported_request_deletes_nothing(client_a
     ],
 )
 def test_the_rule_set_tells_negation_only_corrections_from_updates_and_statements(message, kind, new_value):
-    from memory.forget_judge import read_intent
+    from memory.forgetting.judge import read_intent
 
     intent = read_intent(message)
     assert (intent.kind, intent.states_new_value) == (kind, new_value)

@@ -9,12 +9,12 @@ from django.db import connection
 from django.db.utils import InternalError, ProgrammingError
 from django.urls import reverse
 
-from memory import offline_lexicon
-from memory.forget_judge import read_intent
-from memory.forgetting import confirmation_for, confirmation_on_record
-from memory.memory_deletion import Deleted
+from memory.extraction import lexicon
+from memory.forgetting.conversational import confirmation_for, confirmation_on_record
+from memory.forgetting.deletion import Deleted
+from memory.forgetting.judge import read_intent
 from memory.models import DeletionAudit, Memory, Message
-from memory.space_vectors import embed_for_space
+from memory.text.vectors import embed_for_space
 from tenants import scope
 from tenants.models import SpaceKey
 
@@ -346,7 +346,7 @@ def test_a_bad_forget_request_is_a_400_and_deletes_nothing(client_a, space_a, bo
     assert facts(space_a) == ["We have four vans."]
 
 
-@pytest.mark.parametrize("language", [*offline_lexicon.CONFIRMATIONS, "xx"])
+@pytest.mark.parametrize("language", [*lexicon.CONFIRMATIONS, "xx"])
 def test_the_recorded_reply_renders_the_same_sentence_with_ids_for_the_text(language):
     ids = ["00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"]
     forgotten = [Deleted(i, "fact", f"secret {n}") for n, i in enumerate(ids)]

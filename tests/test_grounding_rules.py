@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.extraction import Candidate
-from memory.grounding import check_candidate, cited_span, support_problem
+from memory.extraction.engine import Candidate
+from memory.extraction.grounding import check_candidate, cited_span, support_problem
 
 
 def entry(content: str, quote: str, kind: str = "fact") -> Candidate:
@@ -197,7 +197,7 @@ def test_a_grounded_entry_keeps_only_the_topic_keywords_and_date_its_span_suppor
 
     import numpy as np
 
-    from memory.grounding import ground
+    from memory.extraction.grounding import ground
 
     hijack = Candidate(
         kind="fact",

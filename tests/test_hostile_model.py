@@ -98,7 +98,7 @@ def test_a_broken_huge_or_mistyped_reply_keeps_the_turn_queued_and_loses_nothing
     assert body["status"] == "queued" and body["error"]
     assert stored(space_a) == []
     hostile.modes["memory_entries"] = "honest"  # the model recovers: the retry stores the true entries
-    from memory.turn_processing import attempt_turn
+    from memory.turns.pipeline import attempt_turn
 
     with scope.tenant_scope(space_a.tenant_id, space_a):
         again = attempt_turn(Turn.objects.get())
@@ -107,11 +107,11 @@ def test_a_broken_huge_or_mistyped_reply_keeps_the_turn_queued_and_loses_nothing
 
 
 def test_a_slow_model_cannot_hold_a_waiting_turn_past_the_request_bound(client_a, space_a, hostile, monkeypatch):
-    from memory import model_budget
-    from memory.turn_processing import run_turn
+    from memory.llm import budget
+    from memory.turns.pipeline import run_turn
 
     turn(client_a, space_a, FLEET)  # memories to recall and judge: this turn asks the model three times
-    monkeypatch.setattr(model_budget, "REQUEST_MODEL_SECONDS", 1.5)
+    monkeypatch.setattr(budget, "REQUEST_MODEL_SECONDS", 1.5)
     hostile.delay = 6  # without the bound: three calls, each cut only by the 5 s client timeout (15 s)
     started = time.monotonic()
     body = turn(client_a, space_a, "Our office is in York.")
@@ -218,7 +218,7 @@ def test_a_forget_verdict_with_ids_that_were_not_offered_deletes_nothing(client_
 def test_a_model_summary_becomes_a_search_key_only_where_the_text_supports_it(
     hostile, mode, expected_how, expected_key
 ):
-    from memory.search_keys import compress
+    from memory.shared.search_keys import compress
 
     text = "The invoice export fails every Monday. The Leeds warehouse reported it. " + "Log line ok. " * 100
     hostile.modes["summary"] = mode

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from memory import space_transfer
 from memory.models import Memory
+from memory.transfer import space_transfer
 from tenants import scope
 
 pytestmark = pytest.mark.django_db

@@ -95,7 +95,7 @@ def test_any_reply_to_recall_and_synthesis_is_an_answer_from_memories_or_null(cl
 @EXAMPLES
 @given(reply=REPLIES)
 def test_any_reply_to_a_summary_leaves_a_search_key_made_of_the_input(settings, hostile, reply):
-    from memory.search_keys import compress
+    from memory.shared.search_keys import compress
 
     text = " ".join(f"Invoice {i} for the Leeds warehouse failed to export on Monday." for i in range(40))
     hostile.raw = reply
@@ -112,7 +112,7 @@ def test_the_reply_shapes_used_above_reach_every_call_site(client_a, space_a, ho
     client_a.post(turn_url, {"message": MESSAGE}, format="json")
     client_a.post(turn_url, {"message": "Our warehouse is in Leeds, as I said."}, format="json")
     client_a.post(reverse("recall", args=[space_a.external_id]), {"query": "vans?", "synthesize": True}, format="json")
-    from memory.search_keys import compress
+    from memory.shared.search_keys import compress
 
     compress("Invoice export fails on Monday. " * 60)
     assert {"memory_entries", "forget_judgement", "query_analysis", "answer", "summary"} <= set(hostile.schemas_asked())

@@ -3,11 +3,11 @@ dedup rule on those marks and suggests the distance that keeps wrong merges at z
 
 import pytest
 
-from memory.digests import keyword_digests
+from memory.dedup.pair_marks import report
 from memory.models import Memory, PairMark
-from memory.pair_marks import report
-from memory.space_vectors import embed_for_space
-from memory.text_analysis import search_tokens
+from memory.text.analysis import search_tokens
+from memory.text.digests import keyword_digests
+from memory.text.vectors import embed_for_space
 from tenants import scope
 from tests.conftest import make_space
 from tests.test_console_permissions import login

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.forget_judge import read_intent
-from memory.merge_rule import is_restatement, same_terms
+from memory.dedup.merge_rule import is_restatement, same_terms
+from memory.forgetting.judge import read_intent
 from tests.test_recall import recall, tell
 
 DATA = Path(__file__).resolve().parent.parent / "eval" / "data"

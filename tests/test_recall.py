@@ -5,7 +5,7 @@ from django.db import connection
 from django.urls import reverse
 
 from memory.models import Memory
-from memory.text_analysis import search_tokens
+from memory.text.analysis import search_tokens
 from tenants import scope
 from tests.conftest import make_space
 
@@ -121,7 +121,7 @@ def test_a_farther_cross_language_question_is_found_through_its_words_in_the_oth
     client_a, space_a, question
 ):
     """Beyond the calibrated bounds by meaning (~0.21), so found through the question's words in the
-    other languages (memory/cross_language.py) — at the default settings."""
+    other languages (memory/recall/cross_language.py) — at the default settings."""
     tell(client_a, space_a, "We run a fleet of four vans.", "I love hiking in the mountains.")
     body = recall(client_a, space_a, question)
     assert contents(body) == ["We run a fleet of four vans."]
@@ -151,7 +151,7 @@ def test_the_turn_response_carries_what_is_recalled_at_turn_start(client_a, spac
 
 
 def test_the_prompt_block_respects_the_token_budget(client_a, space_a):
-    from memory.prompt_block import build_prompt, estimate_tokens
+    from memory.recall.prompt_block import build_prompt, estimate_tokens
 
     hits = [{"kind": "fact", "content": f"Fact number {n} about this customer's business."} for n in range(40)]
     prompt = build_prompt(hits, 120)
@@ -241,7 +241,7 @@ def test_recall_of_another_tenants_space_is_a_404(client_b, space_a):
 
 
 def test_recall_reads_only_rows_of_the_scoped_space(tenant_a):
-    from memory.recall import recall as run_recall
+    from memory.recall.search import recall as run_recall
 
     one, two = make_space(tenant_a, "one"), make_space(tenant_a, "two")
     with scope.tenant_scope(tenant_a, two):
@@ -255,9 +255,9 @@ def test_a_space_gets_all_its_matches_back_among_many_other_spaces_rows(tenant_a
     by space afterwards would return few or none of this space's rows here."""
     import numpy as np
 
-    from memory.embeddings import get_embedder
-    from memory.recall import recall as run_recall
-    from memory.space_vectors import into_space
+    from memory.recall.search import recall as run_recall
+    from memory.text.embeddings import get_embedder
+    from memory.text.vectors import into_space
 
     target, others = make_space(tenant_a, "target"), [make_space(tenant_a, f"other-{i}") for i in range(5)]
     base = get_embedder().embed(["We run a fleet of four vans."])[0]

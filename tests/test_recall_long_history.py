@@ -6,8 +6,8 @@ import datetime
 import pytest
 from django.urls import reverse
 
-from memory import recall as recall_service
-from memory.prompt_block import pack_hits
+from memory.recall import search as recall_service
+from memory.recall.prompt_block import pack_hits
 from tenants import scope
 from tests.test_recall import contents, recall
 

@@ -7,8 +7,8 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
+from memory.forgetting.retention import expire_all, expire_space
 from memory.models import DeletionAudit, Memory, Message, Session
-from memory.retention import expire_all, expire_space
 from tenants import scope
 from tenants.models import Space, Tenant
 

@@ -190,7 +190,7 @@ def test_a_newer_statement_supersedes_the_old_one_and_keeps_it_as_history(client
 def test_the_turn_record_says_what_happened(client_a, space_a):
     turn = post_turn(client_a, space_a, "We run four vans. The weather is nice.", wait=False).json()
     assert turn["status"] == "queued"
-    from memory.turn_processing import run_turn
+    from memory.turns.pipeline import run_turn
 
     assert run_turn(tenant_id=space_a.tenant_id, space_id=space_a.id, turn_id=turn["turn_id"]) == "done"
     detail = client_a.get(reverse("turn-detail", args=[turn["turn_id"]])).json()

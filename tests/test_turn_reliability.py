@@ -9,9 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memory.models import Memory, Turn
-from memory.turn_intake import receive_turn
-from memory.turn_processing import attempt_turn, run_turn
-from memory.turn_queue import requeue_due_turns
+from memory.turns.intake import receive_turn
+from memory.turns.pipeline import attempt_turn, requeue_due_turns, run_turn
 from tenants import scope
 from tests.conftest import make_space
 

@@ -9,14 +9,14 @@ import json
 import numpy as np
 import pytest
 
-from memory import space_vectors
-from memory.digests import keyword_digests
-from memory.embeddings import CachingEmbedder, get_embedder, stored_vector
 from memory.models import Memory
-from memory.recall import recall
-from memory.space_transfer import export_lines, import_into
-from memory.space_vectors import embed_for_space, into_space, out_of_space, rotation_from_key
-from memory.text_analysis import search_tokens
+from memory.recall.search import recall
+from memory.text import vectors
+from memory.text.analysis import search_tokens
+from memory.text.digests import keyword_digests
+from memory.text.embeddings import CachingEmbedder, get_embedder, stored_vector
+from memory.text.vectors import embed_for_space, into_space, out_of_space, rotation_from_key
+from memory.transfer.space_transfer import export_lines, import_into
 from tenants import scope
 from tenants.space_keys import SpaceKeyUnavailable, data_key_cache
 from tenants.spaces import erase_space
@@ -112,9 +112,9 @@ def test_distances_within_a_space_are_the_models_within_float16_noise(space_a):
 
 def test_each_space_has_its_own_rotation_and_a_key_always_gives_the_same_one(space_a, space_a2):
     with scope.tenant_scope(space_a.tenant_id, space_a):
-        first = space_vectors.rotation_cache.rotation(space_a.id)
+        first = vectors.rotation_cache.rotation(space_a.id)
     with scope.tenant_scope(space_a2.tenant_id, space_a2):
-        second = space_vectors.rotation_cache.rotation(space_a2.id)
+        second = vectors.rotation_cache.rotation(space_a2.id)
     assert np.allclose(first @ first.T, np.eye(len(first)), atol=1e-5)
     assert not np.allclose(first, second, atol=0.1)
     key = bytes(range(32))
@@ -129,12 +129,12 @@ def recall_view(space, query, **overrides):
 
 def test_recall_top_k_is_the_same_with_and_without_the_transform(tenant_a, monkeypatch):
     keyed, plain = make_space(tenant_a, "keyed"), make_space(tenant_a, "plain")
-    real_rotation = space_vectors.rotation_cache.rotation
+    real_rotation = vectors.rotation_cache.rotation
 
     def rotation(space_id):
         return np.eye(384, dtype=np.float32) if str(space_id) == str(plain.id) else real_rotation(space_id)
 
-    monkeypatch.setattr(space_vectors.rotation_cache, "rotation", rotation)
+    monkeypatch.setattr(vectors.rotation_cache, "rotation", rotation)
     store(keyed)
     store(plain)
     generous = {"recall_distance": 0.3, "corroborated_recall_distance": 0.3}

@@ -1,18 +1,18 @@
 """Vectors stored before they were keyed per space are rotated under their space's key once
-(memory/space_vectors.py). Needs the keyring, like every other start; a database without
+(memory/text/vectors.py). Needs the keyring, like every other start; a database without
 tenants has nothing to do."""
 
 from django.db import migrations
 
 
 def key_vectors(apps, schema_editor):
-    from memory.space_vectors import into_space, rekey_stored_vectors
+    from memory.text.vectors import into_space, rekey_stored_vectors
 
     rekey_stored_vectors(into_space)
 
 
 def unkey_vectors(apps, schema_editor):
-    from memory.space_vectors import out_of_space, rekey_stored_vectors
+    from memory.text.vectors import out_of_space, rekey_stored_vectors
 
     rekey_stored_vectors(out_of_space)
 

@@ -3,7 +3,7 @@ import sys
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.reembedding import reembed_tenant
+from memory.text.reembedding import reembed_tenant
 from tenants.tenant_admin import all_tenant_ids, tenant_by_slug
 
 

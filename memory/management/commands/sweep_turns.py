@@ -2,8 +2,8 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from memory.retention import expire_all
-from memory.turn_queue import requeue_due_turns
+from memory.forgetting.retention import expire_all
+from memory.turns.pipeline import requeue_due_turns
 
 
 class Command(BaseCommand):

@@ -1,0 +1,103 @@
+"""Operator edits of stored memories, and the read-side selectors the API and console share."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import Http404
+
+from core.errors import Conflict
+from memory.dedup.writer import index_digests, keep_as_history, lock_space
+from memory.extraction.engine import Candidate
+from memory.models import Memory
+from memory.text.digests import topic_digest
+from memory.text.vectors import embed_for_space
+
+
+def memories_of(space, *, kind: str | None = None, topic: str | None = None, include_superseded: bool = False):
+    queryset = Memory.objects.filter(space=space).select_related("source_session")
+    if not include_superseded:
+        queryset = queryset.filter(superseded_by__isnull=True)
+    if kind:
+        if kind not in Memory.Kind.values:
+            raise ValidationError({"kind": [f"Choose from {', '.join(Memory.Kind.values)}."]})
+        queryset = queryset.filter(kind=kind)
+    if topic:
+        queryset = queryset.filter(topic_digest=topic_digest(space.id, topic))
+    return queryset.order_by("-updated_at", "id")
+
+
+def find_memory(*, space, memory_id) -> Memory:
+    memory = Memory.objects.filter(space=space, pk=memory_id).select_related("source_session").first()
+    if memory is None:
+        raise Http404("No such memory.")
+    return memory
+
+
+def history_of(memory: Memory) -> list[Memory]:
+    """The memory and the versions it superseded, newest first."""
+    chain, frontier, seen = [memory], [memory.pk], {memory.pk}
+    while frontier:
+        rows = Memory.objects.filter(superseded_by__in=frontier).order_by("-created_at")
+        older = [m for m in rows if m.pk not in seen]
+        chain.extend(older)
+        seen.update(m.pk for m in older)
+        frontier = [m.pk for m in older]
+    return chain
+
+
+def current_version_of(memory: Memory) -> Memory:
+    """The active memory at the end of ``memory``'s chain of supersessions."""
+    current, seen = memory, {memory.pk}
+    while current.superseded_by_id is not None and current.superseded_by_id not in seen:
+        seen.add(current.superseded_by_id)
+        current = Memory.objects.get(pk=current.superseded_by_id)
+    return current
+
+
+@transaction.atomic
+def restore_memory(*, memory: Memory) -> Memory:
+    """Make a superseded version current again; the version that replaced it becomes its history.
+
+    Under the space's write lock, so a turn writing at the same moment cannot supersede the version
+    being demoted and leave two current rows.
+    """
+    lock_space(memory.space_id)
+    memory.refresh_from_db()
+    if memory.superseded_by_id is None:
+        raise Conflict("This memory is already current; only an earlier version can be restored.")
+    current = current_version_of(memory)
+    Memory.objects.filter(pk=memory.pk).update(superseded_by=None, superseded_reason="")
+    if current.pk != memory.pk:
+        Memory.objects.filter(pk=current.pk).update(superseded_by=memory, superseded_reason="restored")
+    memory.refresh_from_db()
+    return memory
+
+
+@transaction.atomic
+def edit_memory(*, memory: Memory, content: str | None = None, topic: str | None = None, importance=None) -> Memory:
+    """An operator's edit, under the space's write lock; a changed wording or topic keeps the earlier
+    version as a history row (reason ``edited``), as a merge does."""
+    if content is not None and not content.strip():
+        raise ValidationError({"content": ["Must be non-empty text."]})
+    new_content = content.strip() if content is not None else None
+    # Embedded before the lock: a writer of this space never waits on a model call.
+    vector = embed_for_space(memory.space_id, [new_content])[0] if new_content is not None else None
+    lock_space(memory.space_id)
+    memory.refresh_from_db()
+    new_topic = (topic.strip() or None) if topic is not None else memory.topic
+    if (new_content is not None and new_content != memory.content) or new_topic != memory.topic:
+        keep_as_history(memory, reason="edited")
+    if new_content is not None:
+        memory.content, memory.embedding = new_content, vector
+    if topic is not None:
+        memory.topic = new_topic
+        memory.topic_digest = topic_digest(memory.space_id, topic) if new_topic else ""
+    if importance is not None:
+        memory.importance = importance
+    entry = Candidate(
+        kind=memory.kind, content=memory.content, topic=memory.topic or "", importance=0, keywords=[], quote=""
+    )
+    memory.keyword_digests = index_digests(memory.space_id, entry)
+    memory.save()
+    return memory

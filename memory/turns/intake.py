@@ -1,0 +1,201 @@
+"""Receiving turns: store the customer's message (idempotently) and queue it for the pipeline.
+
+Everything a request writes happens in its one transaction, so an error leaves nothing behind.
+A replayed message (same content in the same session, or the same caller message id) writes
+nothing new and returns the turn it created the first time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import DomainError, PayloadTooLarge
+from memory.forgetting import conversational
+from memory.llm import budget
+from memory.models import Message, Session, Turn
+from memory.telemetry import traced
+from memory.text.digests import digest, message_digest
+from memory.turns.pipeline import enqueue_turn
+
+MAX_MESSAGE_BYTES = 32 * 1024
+MAX_TRANSCRIPT_MESSAGES = 500
+
+
+@dataclasses.dataclass(frozen=True)
+class IncomingMessage:
+    role: str
+    content: str
+    message_id: str = ""
+    sent_at: datetime.datetime | None = None
+
+
+@dataclasses.dataclass
+class TurnReceipt:
+    turn: Turn
+    session: Session
+    is_new: bool
+
+
+class TurnNotFound(DomainError):
+    status_code = 404
+    code = "not_found"
+
+
+def check_content(content: str, *, field: str = "message") -> None:
+    if not isinstance(content, str) or not content.strip():
+        raise ValidationError({field: ["Must be non-empty text."]})
+    if len(content.encode("utf-8")) > MAX_MESSAGE_BYTES:
+        raise PayloadTooLarge(
+            f"A message may hold at most {MAX_MESSAGE_BYTES} bytes.",
+            details={"field": field, "limit_bytes": MAX_MESSAGE_BYTES},
+        )
+    if "\x00" in content:
+        raise ValidationError({field: ["Must not contain NUL characters."]})
+
+
+def derived_session_id(space, first_message: str) -> str:
+    """The same first message in the same space always maps to the same session."""
+    return "derived-" + digest(space.id, "session", first_message, length=32)
+
+
+def session_for(space, *, session_id: str | None, first_message: str, channel: str, started_at) -> Session:
+    external_id = session_id or derived_session_id(space, first_message)
+    session, created = Session.objects.get_or_create(
+        space=space,
+        external_id=external_id,
+        defaults={"tenant_id": space.tenant_id, "channel": channel or "", "started_at": started_at},
+    )
+    if not created and channel and not session.channel:
+        session.channel = channel
+        session.save(update_fields=["channel"])
+    return session
+
+
+def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[Message, bool]:
+    key = message_digest(
+        space.id,
+        session_external_id=session.external_id,
+        role=incoming.role,
+        content=incoming.content,
+        message_id=incoming.message_id,
+    )
+    existing = Message.objects.filter(space=space, digest=key).first()
+    if existing is not None:
+        return existing, False
+    message = Message.objects.create(
+        tenant_id=space.tenant_id,
+        space=space,
+        session=session,
+        digest=key,
+        role=incoming.role,
+        content=incoming.content,
+        caller_message_id=incoming.message_id,
+        sent_at=incoming.sent_at or timezone.now(),
+    )
+    return message, True
+
+
+@traced("engram.turn.intake")
+@transaction.atomic
+def receive_turn(
+    *, space, message: str, session_id: str | None = None, message_id: str = "", channel: str = "", at=None
+) -> TurnReceipt:
+    check_content(message)
+    budget.start_request_budget()
+    sent_at = at or timezone.now()
+    session = session_for(space, session_id=session_id, first_message=message, channel=channel, started_at=sent_at)
+    stored, is_new = _store_message(
+        space,
+        session,
+        IncomingMessage(role=Message.Role.CUSTOMER, content=message, message_id=message_id, sent_at=sent_at),
+    )
+    if not is_new:
+        turn = Turn.objects.filter(space=space, source_digest=stored.digest).first()
+        if turn is not None:
+            return TurnReceipt(turn=turn, session=stored.session, is_new=False)
+    turn = Turn.objects.create(
+        tenant_id=space.tenant_id, space=space, session=session, source_digest=stored.digest, message_ids=[stored.id]
+    )
+    enqueue_turn(turn)
+    return TurnReceipt(turn=turn, session=session, is_new=True)
+
+
+@traced("engram.turn.intake")
+@transaction.atomic
+def receive_transcript(*, space, messages: list[IncomingMessage], session_id: str | None = None) -> TurnReceipt:
+    if not messages:
+        raise ValidationError({"messages": ["Give at least one message."]})
+    if len(messages) > MAX_TRANSCRIPT_MESSAGES:
+        raise PayloadTooLarge(f"A transcript may hold at most {MAX_TRANSCRIPT_MESSAGES} messages.")
+    budget.start_request_budget()
+    for index, incoming in enumerate(messages):
+        check_content(incoming.content, field=f"messages[{index}].content")
+        if incoming.role not in Message.Role.values:
+            raise ValidationError({f"messages[{index}].role": [f"Choose from {', '.join(Message.Role.values)}."]})
+    first_at = messages[0].sent_at or timezone.now()
+    session = session_for(
+        space, session_id=session_id, first_message=messages[0].content, channel="", started_at=first_at
+    )
+    stored = []
+    for index, incoming in enumerate(messages):
+        # Messages without a time keep their order: a microsecond apart after the first.
+        sent_at = incoming.sent_at or first_at + datetime.timedelta(microseconds=index)
+        stored.append(_store_message(space, session, dataclasses.replace(incoming, sent_at=sent_at))[0])
+    source = digest(space.id, "transcript", *[m.digest for m in stored])
+    turn = Turn.objects.filter(space=space, source_digest=source).first()
+    if turn is not None:
+        return TurnReceipt(turn=turn, session=session, is_new=False)
+    turn = Turn.objects.create(
+        tenant_id=space.tenant_id,
+        space=space,
+        session=session,
+        source_digest=source,
+        message_ids=[m.id for m in stored if m.role == Message.Role.CUSTOMER],
+    )
+    enqueue_turn(turn)
+    return TurnReceipt(turn=turn, session=session, is_new=True)
+
+
+@transaction.atomic
+def store_reply(*, space, turn: Turn, content: str, keep_transcripts: bool) -> Message:
+    """Store the agent's reply in the turn's session. It is context only: never extracted from."""
+    check_content(content, field="content")
+    message, _ = _store_message(
+        space,
+        turn.session,
+        IncomingMessage(role=Message.Role.AGENT, content=content, sent_at=timezone.now()),
+    )
+    if not keep_transcripts and message.content is not None:
+        Message.objects.filter(pk=message.pk).update(content=None)
+    return message
+
+
+def find_turn(*, space=None, turn_id) -> Turn:
+    queryset = Turn.objects.select_related("session", "space__tenant")
+    if space is not None:
+        queryset = queryset.filter(space=space)
+    turn = queryset.filter(pk=turn_id).first()
+    if turn is None:
+        raise TurnNotFound("No such turn.")
+    return turn
+
+
+def mark_forget_handled(turn: Turn) -> None:
+    """The message asked to forget: never mine it, and do not keep its text."""
+    turn.forget_handled = True
+    turn.save(update_fields=["forget_handled", "updated_at"])
+    Message.objects.filter(pk__in=turn.message_ids).update(content=None, keyword_digests=[])
+
+
+def record_forget_reply(turn: Turn, outcome) -> None:
+    """Keep what the customer was told about forgetting, without the deleted text (``conversational.reply_record``)."""
+    record = conversational.reply_record(outcome)
+    if record is None:
+        return
+    turn.forget_reply = record
+    turn.save(update_fields=["forget_reply", "updated_at"])

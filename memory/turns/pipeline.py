@@ -1,0 +1,231 @@
+"""The write half of the turn loop for one queued turn: extract, ground, embed once, de-duplicate, write.
+
+Model and embedding calls run before the write; the write runs in one (nested) transaction under
+the space's lock, so the lock is never held while a model thinks. A failure of the model or the
+embedding endpoint leaves the turn queued with a retry time (exponential backoff); after
+``ENGRAM_TURN_MAX_ATTEMPTS`` it is marked failed with the error, visible to operators. Nothing is
+half-written: the write either commits whole or not at all.
+
+The queue: Turn rows hold the state (queued, processing, done, failed, next attempt);
+django-tasks only wakes a worker. A lost wake-up is harmless: ``requeue_due_turns`` (run by the
+worker loop and by ``manage.py process_turns``) picks up every turn that is due, including turns
+whose worker died mid-way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django_tasks import task
+
+from memory.dedup.writer import WriteOutcome, write_entries
+from memory.extraction.engine import Candidate, CustomerText
+from memory.extraction.grounding import Grounded, Rejected, ground
+from memory.extraction.registry import get_extractor
+from memory.llm.budget import ModelTimeBudgetSpent
+from memory.llm.errors import ModelUnavailable
+from memory.models import Message, Turn
+from memory.telemetry import traced
+from memory.text.analysis import search_tokens, split_sentences
+from memory.text.digests import keyword_digests
+from memory.text.embeddings import EmbeddingUnavailable
+from memory.text.vectors import embed_for_space
+from tenants import scope
+from tenants.models import Space
+from tenants.space_settings import effective_settings
+from tenants.tenant_admin import all_tenant_ids
+
+logger = logging.getLogger(__name__)
+TRANSIENT_ERRORS = (ModelUnavailable, EmbeddingUnavailable)
+
+
+@dataclasses.dataclass
+class MessageAnalysis:
+    message: Message
+    candidates: list[Candidate]
+    sentences: list[str]
+
+
+def analyse(messages: list[Message]) -> tuple[list[MessageAnalysis], list[list[Grounded]], list[Rejected]]:
+    """Extract from each customer message, embed everything in one call, ground each entry."""
+    extractor = get_extractor()
+    analyses = []
+    for message in messages:
+        text = message.content or ""
+        candidates = extractor.extract(CustomerText(text=text, sent_at=message.sent_at))
+        analyses.append(MessageAnalysis(message, candidates, split_sentences(text) or [text]))
+    batch = [c.content for a in analyses for c in a.candidates] + [s for a in analyses for s in a.sentences]
+    vectors = embed_for_space(messages[0].space_id, batch) if batch else None
+    offset_candidates, offset_sentences = 0, sum(len(a.candidates) for a in analyses)
+    grounded_per_message, rejected = [], []
+    for analysis in analyses:
+        n_c, n_s = len(analysis.candidates), len(analysis.sentences)
+        candidate_vectors = vectors[offset_candidates : offset_candidates + n_c] if n_c else []
+        sentence_vectors = vectors[offset_sentences : offset_sentences + n_s] if n_c else []
+        offset_candidates += n_c
+        offset_sentences += n_s
+        if n_c:
+            kept, dropped = ground(analysis.candidates, candidate_vectors, analysis.message.content, sentence_vectors)
+        else:
+            kept, dropped = [], []
+        grounded_per_message.append(kept)
+        rejected.extend(dropped)
+    return analyses, grounded_per_message, rejected
+
+
+def cap_entries(grounded_per_message: list[list[Grounded]], limit: int) -> tuple[list[list[Grounded]], list[Rejected]]:
+    """At most ``limit`` entries a turn, in the order the extractor gave them: one message cannot flood a
+    space (a model once answered one sentence with 200 entries)."""
+    kept, over, count = [], [], 0
+    for grounded in grounded_per_message:
+        room = max(0, limit - count)
+        kept.append(grounded[:room])
+        over += [Rejected(g.candidate, f"over the limit of {limit} entries per turn") for g in grounded[room:]]
+        count += len(grounded[:room])
+    return kept, over
+
+
+@traced("update_memory engram", operation="update_memory", records=lambda t: len(t.created_ids) + len(t.merged_ids))
+def process_turn(turn: Turn) -> Turn:
+    """Run the pipeline for a turn inside the current (space-scoped) transaction and record the result."""
+    space = Space.objects.select_related("tenant").get(pk=turn.space_id)
+    space_settings = effective_settings(space)
+    messages = list(
+        Message.objects.filter(id__in=turn.message_ids, role=Message.Role.CUSTOMER).order_by("sent_at", "id")
+    )
+    # A forget request is never mined: it must not re-create what it just deleted.
+    to_mine = [] if turn.forget_handled else [m for m in messages if m.content]
+    analyses, grounded_per_message, rejected = analyse(to_mine)
+    grounded_per_message, over_limit = cap_entries(grounded_per_message, space_settings["max_entries_per_turn"])
+    rejected += over_limit
+    with transaction.atomic():
+        outcome = WriteOutcome()
+        for analysis, grounded in zip(analyses, grounded_per_message, strict=True):
+            part = write_entries(
+                space=space,
+                settings=space_settings,
+                session=analysis.message.session,
+                message=analysis.message,
+                grounded=grounded,
+            )
+            outcome.created += [i for i in part.created if i not in outcome.created]
+            outcome.merged += [i for i in part.merged if i not in outcome.merged and i not in outcome.created]
+            outcome.superseded += part.superseded
+            outcome.held_back += part.held_back
+        turn.status = Turn.Status.DONE
+        turn.created_ids, turn.merged_ids, turn.superseded_ids = outcome.created, outcome.merged, outcome.superseded
+        turn.held_back_ids = outcome.held_back
+        turn.rejected = json.dumps([{"content": r.candidate.content, "reason": r.reason} for r in rejected])
+        turn.error = ""
+        turn.next_attempt_at = None
+        turn.save()
+        if space_settings["keep_transcripts"] and not turn.forget_handled:
+            for message in messages:
+                if message.content:
+                    digests = keyword_digests(space.id, search_tokens(message.content))
+                    Message.objects.filter(pk=message.pk).update(keyword_digests=digests)
+        else:
+            # The turn record is all that needs the text; transcripts are not kept.
+            Message.objects.filter(pk__in=[m.pk for m in messages]).update(content=None, keyword_digests=[])
+    return turn
+
+
+def retry_delay(attempts: int) -> datetime.timedelta:
+    return datetime.timedelta(seconds=settings.ENGRAM_TURN_RETRY_BASE_SECONDS * (2 ** max(0, attempts - 1)))
+
+
+def record_failure(turn: Turn, error: Exception) -> Turn:
+    """Schedule a retry, or mark the turn failed once its attempts are used up."""
+    turn.error = f"{error}"[:2000]
+    if turn.attempts >= settings.ENGRAM_TURN_MAX_ATTEMPTS:
+        turn.status = Turn.Status.FAILED
+        turn.next_attempt_at = None
+    else:
+        turn.status = Turn.Status.QUEUED
+        # A request that used up its model time hands the turn to the worker at once: the model is
+        # slow, not failing, and the worker has no request budget.
+        delay = datetime.timedelta(0) if isinstance(error, ModelTimeBudgetSpent) else retry_delay(turn.attempts)
+        turn.next_attempt_at = timezone.now() + delay
+    turn.save(update_fields=["status", "error", "next_attempt_at", "updated_at"])
+    if turn.status == Turn.Status.QUEUED:
+        enqueue_turn(turn, run_after=turn.next_attempt_at)
+    return turn
+
+
+def _claim(turn: Turn) -> None:
+    turn.attempts += 1
+    turn.status = Turn.Status.PROCESSING
+    turn.save(update_fields=["attempts", "status", "updated_at"])
+
+
+def _attempt(turn: Turn) -> Turn:
+    """Run the pipeline once; any failure leaves the turn stored with a retry time, or failed."""
+    try:
+        with transaction.atomic():
+            return process_turn(turn)
+    except TRANSIENT_ERRORS as exc:
+        logger.warning("turn %s attempt %s failed: %s", turn.id, turn.attempts, exc)
+        return record_failure(turn, exc)
+    except Exception as exc:  # a bug must not lose or wedge the turn: bounded retries, then failed and visible
+        logger.exception("turn %s attempt %s crashed", turn.id, turn.attempts)
+        return record_failure(turn, exc)
+
+
+def attempt_turn(turn: Turn) -> Turn:
+    """One attempt, inside the caller's space-scoped transaction (the API's ?wait=true uses this)."""
+    _claim(turn)
+    return _attempt(turn)
+
+
+def run_turn(*, tenant_id: str, space_id: str, turn_id: str) -> str:
+    """The worker's entry point: claim the turn, run one attempt, report its status."""
+    with scope.tenant_scope(tenant_id, space_id):
+        turn = Turn.objects.select_for_update(skip_locked=True).filter(pk=turn_id).first()
+        if turn is None:
+            return "gone-or-locked"
+        if turn.status not in (Turn.Status.QUEUED,):
+            return turn.status
+        if turn.next_attempt_at and turn.next_attempt_at > timezone.now():
+            return "not-due"
+        # Claimed in its own commit, so a crash mid-pipeline leaves "processing" for the lease sweep.
+        _claim(turn)
+    with scope.tenant_scope(tenant_id, space_id):
+        return _attempt(Turn.objects.select_for_update().get(pk=turn_id)).status
+
+
+# A turn left "processing" longer than this is taken to have lost its worker.
+PROCESSING_LEASE = datetime.timedelta(minutes=10)
+
+
+def enqueue_turn(turn: Turn, *, run_after: datetime.datetime | None = None) -> None:
+    """Queue the pipeline for ``turn``, in the caller's transaction (committed with the turn)."""
+    task_ = process_turn_task.using(run_after=run_after) if run_after else process_turn_task
+    task_.enqueue(str(turn.tenant_id), str(turn.space_id), str(turn.id))
+
+
+@task()
+def process_turn_task(tenant_id: str, space_id: str, turn_id: str) -> str:
+    return run_turn(tenant_id=tenant_id, space_id=space_id, turn_id=turn_id)
+
+
+def requeue_due_turns() -> int:
+    """Queue every turn that is due: waiting for a retry, or stuck 'processing' past its lease."""
+    now = timezone.now()
+    count = 0
+    for tenant_id in all_tenant_ids():
+        with scope.tenant_scope(tenant_id), transaction.atomic():
+            stale = Turn.objects.filter(status=Turn.Status.PROCESSING, updated_at__lt=now - PROCESSING_LEASE)
+            stale.update(status=Turn.Status.QUEUED, next_attempt_at=now)
+            due = Turn.objects.filter(status=Turn.Status.QUEUED, next_attempt_at__lte=now)
+            for turn in due.select_for_update(skip_locked=True):
+                turn.next_attempt_at = None
+                turn.save(update_fields=["next_attempt_at", "updated_at"])
+                enqueue_turn(turn)
+                count += 1
+    return count
