@@ -13,6 +13,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.access import ADMIN, READ, api_actor, space_in_scope
 from api.episode_serializers import (
     EpisodeInput,
     EpisodeOutput,
@@ -25,7 +26,6 @@ from api.episode_serializers import (
     StoreOutput,
 )
 from api.parsers import SafeJSONParser
-from api.turns import ADMIN, READ, api_actor, space_in_scope
 from memory.models import Episode
 from memory.shared import episodes
 from memory.shared.search_keys import UploadedFile

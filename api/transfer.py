@@ -12,7 +12,7 @@ from rest_framework.parsers import BaseParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.turns import ADMIN, space_in_scope
+from api.access import ADMIN, space_in_scope
 from memory.transfer import space_transfer
 
 PASSPHRASE_HEADER = OpenApiParameter(

@@ -1,25 +1,25 @@
 from django.urls import path
 
-from api import audit, episodes, transfer, turns
+from api import audit, episodes, forget, memories, recall, transfer, turns
 
 urlpatterns = [
     path("spaces/<str:external_id>/turns", turns.TurnCreate.as_view(), name="turn-create"),
     path("spaces/<str:external_id>/turns/<uuid:turn_id>/reply", turns.TurnReply.as_view(), name="turn-reply"),
     path("spaces/<str:external_id>/ingest", turns.TranscriptIngest.as_view(), name="transcript-ingest"),
-    path("spaces/<str:external_id>/memories", turns.MemoryList.as_view(), name="memory-list"),
-    path("spaces/<str:external_id>/memories/<uuid:memory_id>", turns.MemoryDetail.as_view(), name="memory-detail"),
+    path("spaces/<str:external_id>/memories", memories.MemoryList.as_view(), name="memory-list"),
+    path("spaces/<str:external_id>/memories/<uuid:memory_id>", memories.MemoryDetail.as_view(), name="memory-detail"),
     path(
         "spaces/<str:external_id>/memories/<uuid:memory_id>/history",
-        turns.MemoryHistory.as_view(),
+        memories.MemoryHistory.as_view(),
         name="memory-history",
     ),
     path(
         "spaces/<str:external_id>/memories/<uuid:memory_id>/restore",
-        turns.MemoryRestore.as_view(),
+        memories.MemoryRestore.as_view(),
         name="memory-restore",
     ),
-    path("spaces/<str:external_id>/recall", turns.Recall.as_view(), name="recall"),
-    path("spaces/<str:external_id>/forget", turns.Forget.as_view(), name="forget"),
+    path("spaces/<str:external_id>/recall", recall.Recall.as_view(), name="recall"),
+    path("spaces/<str:external_id>/forget", forget.Forget.as_view(), name="forget"),
     path("spaces/<str:external_id>/episodes", episodes.EpisodeListCreate.as_view(), name="episode-list"),
     path("spaces/<str:external_id>/episodes/recall", episodes.EpisodeRecall.as_view(), name="episode-recall"),
     path(

@@ -30,8 +30,7 @@ MONTHS = ["May", "June", "July", "March"]
 
 def main(turns: int = 120) -> str:
     setup_django()
-    from memory.turns.intake import receive_turn
-    from memory.turns.pipeline import attempt_turn
+    from memory.turns.take_turn import take_turn
     from tenants import scope, spaces
     from tenants.tenant_admin import create_tenant
 
@@ -44,7 +43,7 @@ def main(turns: int = 120) -> str:
 
         def one(text, session):
             with scope.tenant_scope(tenant, space):
-                attempt_turn(receive_turn(space=space, message=text, session_id=session).turn)
+                take_turn(space=space, message=text, session_id=session, actor="bench", wait=True)
 
         one("We run a fleet of four vans.", "warm-up")
         from memory.recall.prompt_block import estimate_tokens

@@ -44,8 +44,7 @@ def main(seconds: float = 30.0) -> str:
     from django.db import connection
 
     from memory.recall.prompt_block import estimate_tokens
-    from memory.turns.intake import receive_turn
-    from memory.turns.pipeline import attempt_turn
+    from memory.turns.take_turn import take_turn
     from tenants import scope, spaces
     from tenants.api_keys import issue_api_key
     from tenants.tenant_admin import create_tenant
@@ -60,8 +59,12 @@ def main(seconds: float = 30.0) -> str:
                 space = spaces.create_space(tenant=tenant, external_id=name)
             for index, fact in enumerate(FACTS):
                 with scope.tenant_scope(tenant, space):
-                    attempt_turn(
-                        receive_turn(space=space, message=fact.format(n=rng.randint(2, 9)), session_id=f"f{index}").turn
+                    take_turn(
+                        space=space,
+                        message=fact.format(n=rng.randint(2, 9)),
+                        session_id=f"f{index}",
+                        actor="bench",
+                        wait=True,
                     )
         database = connection.settings_dict["NAME"]
         connection.close()

@@ -1,7 +1,7 @@
 """`make eval-long`: derived memory against raw transcript search on long casual histories.
 
 The generated set (eval/long_history_data.py) is ingested session by session through the turn
-pipeline the API runs (``receive_transcript`` then one attempt of the turn, offline engine by
+pipeline the API runs (``take_transcript`` with one inline attempt, offline engine by
 default). For each question, what Engram's recall returns (its prompt lines: kind, resolved event
 date, content) and what dense retrieval over the customer's raw turns returns (each turn with its
 session date, nearest first, same embedding model) are both cut to the same character budget; the
@@ -49,7 +49,8 @@ def answer_share(answer: str, text: str) -> float:
 
 
 def ingest(tenant, customer: dict):
-    from memory.turns import intake, pipeline
+    from memory.turns import intake
+    from memory.turns.take_turn import take_transcript
     from tenants import scope, spaces
 
     with scope.tenant_scope(tenant):
@@ -57,7 +58,8 @@ def ingest(tenant, customer: dict):
     for session in customer["sessions"]:
         started = datetime.datetime.fromisoformat(session["date"]).replace(hour=18, tzinfo=datetime.UTC)
         with scope.tenant_scope(tenant, space):
-            receipt = intake.receive_transcript(
+            take_transcript(
+                wait=True,
                 space=space,
                 session_id=f"session-{session['number']:03d}",
                 messages=[
@@ -67,7 +69,6 @@ def ingest(tenant, customer: dict):
                     for i, t in enumerate(session["turns"])
                 ],
             )
-            pipeline.attempt_turn(receipt.turn)
     return space
 
 

@@ -227,7 +227,8 @@ def evaluate_forget(tenant, accounts: dict, current_default: float) -> dict:
 
 def evaluate_extraction(tenant) -> dict:
     from memory.models import Memory
-    from memory.turns import intake, pipeline
+    from memory.turns import intake
+    from memory.turns.take_turn import take_transcript
     from tenants import scope, spaces
 
     items = load_jsonl("extraction.jsonl")
@@ -236,11 +237,11 @@ def evaluate_extraction(tenant) -> dict:
         with scope.tenant_scope(tenant):
             space = spaces.create_space(tenant=tenant, external_id=item["id"])
         with scope.tenant_scope(tenant, space):
-            receipt = intake.receive_transcript(
+            take_transcript(
                 space=space,
                 messages=[intake.IncomingMessage(role=m["role"], content=m["content"]) for m in item["messages"]],
+                wait=True,
             )
-            pipeline.attempt_turn(receipt.turn)
             written = [(m.kind, m.content) for m in Memory.objects.filter(space=space) if m.kind != "topic"]
         found = [
             any(
@@ -284,7 +285,8 @@ def evaluate_growth(tenant) -> dict:
     from memory.models import Memory
     from memory.recall import search
     from memory.text.embeddings import get_embedder
-    from memory.turns import intake, pipeline
+    from memory.turns import intake
+    from memory.turns.take_turn import take_transcript
     from tenants import scope, spaces
 
     script = json.loads((DATA / "growth.json").read_text())
@@ -317,7 +319,8 @@ def evaluate_growth(tenant) -> dict:
         said.append(("customer", rng.choice(script["noise"])))
         at = started + datetime.timedelta(days=3 * session)
         with scope.tenant_scope(tenant, space):
-            receipt = intake.receive_transcript(
+            take_transcript(
+                wait=True,
                 space=space,
                 session_id=f"session-{session:03d}",
                 messages=[
@@ -325,7 +328,6 @@ def evaluate_growth(tenant) -> dict:
                     for i, (role, text) in enumerate(said)
                 ],
             )
-            pipeline.attempt_turn(receipt.turn)
             active = Memory.objects.filter(space=space, superseded_by__isnull=True).exclude(kind="topic").count()
             total = Memory.objects.filter(space=space).count()
         transcript.extend(said)

@@ -158,7 +158,7 @@ def evaluate_clean_entries() -> dict:
 def evaluate_history(tenant, name: str = "write_history.json") -> dict:
     """A casual history, one turn per statement: how much is superseded, and was each one a real update?"""
     from memory.models import Memory
-    from memory.turns import intake, pipeline
+    from memory.turns.take_turn import take_turn
     from tenants import scope, spaces
 
     script = json.loads((DATA / name).read_text())
@@ -174,13 +174,14 @@ def evaluate_history(tenant, name: str = "write_history.json") -> dict:
     for index, statement in enumerate(statements):
         space = customers[statement.get("customer", "one")]
         with scope.tenant_scope(tenant, space):
-            receipt = intake.receive_turn(
+            turn = take_turn(
                 space=space,
                 message=statement["text"],
                 session_id=f"week-{index // 5}",
                 at=SENT_AT + datetime.timedelta(days=index),
-            )
-            turn = pipeline.attempt_turn(receipt.turn)
+                actor="eval",
+                wait=True,
+            ).turn
         for memory_id in turn.created_ids:
             created_by[memory_id] = index
         supersessions += [(created_by.get(old), index) for old in turn.superseded_ids]

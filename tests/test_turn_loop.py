@@ -296,3 +296,29 @@ def test_another_tenant_reaches_no_turn_or_memory(client_a, client_b, space_a):
     assert client_b.get(reverse("memory-list", args=[space_a.external_id])).status_code == 404
     assert client_b.get(reverse("memory-detail", args=[space_a.external_id, memory_id])).status_code == 404
     assert client_b.post(reply_url(space_a, turn["turn_id"]), {"content": "x"}, format="json").status_code == 404
+
+
+def test_take_turn_is_the_sequence_the_api_runs_forget_check_before_recall_then_the_inline_attempt(space_a):
+    """Benchmarks and `make eval` call this function; the turn endpoint is a thin wrapper around it."""
+    from memory.turns.take_turn import take_turn
+
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        first = take_turn(space=space_a, message="We have four vans.", session_id="a", actor="test", wait=True)
+        assert first.turn.status == Turn.Status.DONE and first.receipt.is_new
+        assert [m.content for m in Memory.objects.filter(kind="fact")] == ["We have four vans."]
+
+        forgetting = take_turn(
+            space=space_a, message="Forget that we have four vans.", session_id="b", actor="test", wait=True
+        )
+        # Forgotten first, so the same turn's recall cannot hand the forgotten memory back.
+        assert [f.content for f in forgetting.forgot.forgotten] == ["We have four vans.", "van"]
+        assert forgetting.recalled.hits == []
+        assert forgetting.turn.created_ids == []
+        assert not Memory.objects.filter(kind="fact").exists()
+
+        retried = take_turn(
+            space=space_a, message="Forget that we have four vans.", session_id="b", actor="test", wait=True
+        )
+        # The same message again is a retry: not judged again, not processed twice.
+        assert not retried.receipt.is_new and retried.forgot is None
+        assert retried.turn.pk == forgetting.turn.pk

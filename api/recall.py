@@ -1,0 +1,32 @@
+"""Recall for a query at turn start, and a synthesized answer from what was recalled."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.access import READ, space_in_scope
+from api.memory_serializers import RecallInput, RecallOutput
+from memory.provenance import attach_sources
+from memory.recall import search, synthesis
+
+
+class Recall(APIView):
+    required_scopes = {"POST": READ}
+
+    @extend_schema(request=RecallInput, responses=RecallOutput)
+    def post(self, request, external_id):
+        space = space_in_scope(request, external_id)
+        data = RecallInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        result = search.recall(space=space, query=values["query"], limit=values.get("limit"), kinds=values.get("kinds"))
+        if values["provenance"]:
+            attach_sources(space, result.hits)
+        body = {"memories": result.hits, "prompt": result.prompt}
+        if result.warning:
+            body["warning"] = result.warning
+        if values["synthesize"]:
+            body["answer"], body["synthesis"] = synthesis.synthesize(values["query"], result.hits)
+        return Response(RecallOutput(body).data)

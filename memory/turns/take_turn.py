@@ -1,0 +1,90 @@
+"""A turn as the agent takes it: the one sequence the API, the benchmarks and ``make eval`` all run.
+
+Store the customer's message and queue the turn (``intake``); check the new message for a forget
+request or correction before anything is recalled (so a forgotten memory is not handed back in the
+same turn); recall for the message at turn start; and, when the caller waits, run the pipeline
+inline. A repeated message (same digest) is a retry: it is neither checked for forgetting again nor
+processed twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from memory.forgetting import conversational
+from memory.forgetting.deletion import DeletionContext
+from memory.forgetting.judge import read_intent
+from memory.models import DeletionAudit, Turn
+from memory.provenance import attach_sources
+from memory.recall import search
+from memory.text.embeddings import EmbeddingUnavailable
+from memory.turns import intake, pipeline
+
+
+@dataclasses.dataclass
+class TakenTurn:
+    receipt: intake.TurnReceipt
+    # The turn after the inline attempt, when the caller waited.
+    turn: Turn
+    forgot: conversational.ForgetOutcome | None = None
+    recalled: search.RecallResult | None = None
+
+
+def take_turn(
+    *,
+    space,
+    message: str,
+    actor: str,
+    wait: bool = False,
+    recall: bool = True,
+    sources: bool = False,
+    session_id: str | None = None,
+    message_id: str = "",
+    channel: str = "",
+    at=None,
+) -> TakenTurn:
+    receipt = intake.receive_turn(
+        space=space, message=message, session_id=session_id, message_id=message_id, channel=channel, at=at
+    )
+    forgot = _forget_in_turn(receipt, message, actor)
+    recalled = None
+    if recall:
+        recalled = search.recall(space=space, query=message, current_session=receipt.session)
+        if sources:
+            attach_sources(space, recalled.hits)
+    return TakenTurn(receipt=receipt, turn=_attempted(receipt.turn, wait), forgot=forgot, recalled=recalled)
+
+
+def take_transcript(
+    *, space, messages: list[intake.IncomingMessage], session_id: str | None = None, wait: bool = False
+) -> TakenTurn:
+    """A whole transcript at once (after the fact): stored and queued; nothing recalled or forgotten."""
+    receipt = intake.receive_transcript(space=space, messages=messages, session_id=session_id)
+    return TakenTurn(receipt=receipt, turn=_attempted(receipt.turn, wait))
+
+
+def _attempted(turn: Turn, wait: bool) -> Turn:
+    if wait and turn.status == Turn.Status.QUEUED:
+        return pipeline.attempt_turn(turn)
+    return turn
+
+
+def _forget_in_turn(receipt: intake.TurnReceipt, message: str, actor: str):
+    """Check a new customer message for a forget request or correction, before anything is recalled."""
+    if not receipt.is_new:
+        return None
+    try:
+        outcome = conversational.forget(
+            space=receipt.turn.space,
+            utterance=message,
+            context=DeletionContext(cause=DeletionAudit.Cause.CUSTOMER_REQUEST, actor=actor, turn_id=receipt.turn.id),
+        )
+    except EmbeddingUnavailable:
+        # Nothing can be matched right now; an explicit request is still never mined as a fact.
+        if read_intent(message).kind == "explicit":
+            intake.mark_forget_handled(receipt.turn)
+        return None
+    if outcome.handled:
+        intake.mark_forget_handled(receipt.turn)
+    intake.record_forget_reply(receipt.turn, outcome)
+    return outcome
