@@ -1,6 +1,6 @@
 """`make eval`: measure memory quality on the labelled set in eval/data and write docs/quality.md.
 
-Every number comes from the code paths the service runs: the dedup rule of ``memory_writer``
+Every number comes from the code paths the service runs: the dedup rule of ``memory.dedup.writer``
 (distance within the threshold and no conflicting values), ``search.recall``, ``conversational.forget``
 (dry run) and the turn pipeline (extraction → grounding → writing). The engines are whatever the
 settings configure: the offline extractor and the bundled embedding model by default, the

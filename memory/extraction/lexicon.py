@@ -1,7 +1,7 @@
 # ruff: noqa: E501  (phrase tables read best one language a line)
 """The offline engine's documented multilingual rule set: marker phrases per language.
 
-Data only; ``offline_extractor`` and ``offline_forget_judge`` apply it. ``FIRST_PERSON`` and
+Data only; the offline engine (``offline``), the forget judge and the injected-instruction check apply it. ``FIRST_PERSON`` and
 ``SECOND_PERSON`` list single words separated by spaces; every other table lists phrases
 separated by commas. Latin and Cyrillic phrases match on word boundaries of the normalised
 sentence; Japanese phrases match as substrings. Languages: English, Russian, Japanese, Czech, German, Spanish, French.

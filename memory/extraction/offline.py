@@ -3,7 +3,7 @@
 Per customer sentence: drop questions, small talk, reactions and compliments; strip opening
 greetings, fillers and discourse markers ("Hi,", "well,", "actually", "Correction:"); split "…, and I
 …" into one statement per clause; keep statements about the customer (first person, or an
-instruction addressed to the agent); classify the kind with the rule set in ``offline_lexicon``;
+instruction addressed to the agent); classify the kind with the rule set in ``lexicon``;
 name a topic from the statement's own nouns; score importance (hard constraints and dated
 statements above plain ones). Each entry's content is one contiguous span of the customer's own
 words, so it is grounded by construction; the grounding step still checks it.

@@ -11,8 +11,8 @@ Code, never the model, sets how much a decision can delete:
   also states the new value ("we're not a bakery, we're a coffee roaster") deletes nothing either and
   is mined, so the writer supersedes the old memory and keeps its history;
 - a request that names an attribute ("my phone number", "my city") takes only memories that state it,
-  and "old" never takes the current value (``forget_judge.select_explicit``).
-Deletion is permanent and audited (``memory_deletion``); the caller gets what was deleted and a
+  and "old" never takes the current value (``judge.select_explicit``).
+Deletion is permanent and audited (``deletion``); the caller gets what was deleted and a
 sentence in the customer's language that names it.
 """
 

@@ -2,7 +2,7 @@
 
 The decision is a language question, so it belongs to a judge: the ``openai`` engine asks the
 model with the candidate memories in front of it; the ``offline`` engine applies the documented
-rule set in ``offline_lexicon`` (EXPLICIT_FORGET, CORRECTION). Either way the judge only picks
+rule set in ``memory.extraction.lexicon`` (EXPLICIT_FORGET, CORRECTION). Either way the judge only picks
 from candidates that code has already bounded (``memory.forgetting.conversational``).
 """
 

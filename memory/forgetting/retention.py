@@ -4,7 +4,7 @@ Run by the sweep (``manage.py sweep_turns``, every ``--retention-every`` seconds
 
     report = expire_space(space)   # RetentionReport(tasks=2, events=0, transcript_lines=14)
 
-Expired memories go through ``memory_deletion`` like any other deletion: their history goes with them and
+Expired memories go through ``memory.forgetting.deletion`` like any other deletion: their history goes with them and
 each row gets a deletion-audit record with cause ``retention`` and the rule that expired it in ``limits``.
 A kept transcript line loses its text and keyword index (the row stays as the turn's record, like the lines
 of a space that does not keep transcripts).
