@@ -7,7 +7,8 @@ from django.db import transaction
 from django.http import Http404
 
 from core.errors import Conflict
-from memory.dedup.writer import index_digests, keep_as_history, lock_space
+from memory.dedup.lock import lock_space
+from memory.dedup.writer import index_digests, keep_as_history
 from memory.extraction.engine import Candidate
 from memory.models import Memory
 from memory.text.digests import topic_digest

@@ -28,7 +28,7 @@ from django.db import transaction
 from pgvector.django import CosineDistance
 
 from core.errors import Conflict, DomainError
-from memory.dedup.writer import lock_space
+from memory.dedup.lock import lock_space
 from memory.forgetting.audit import record_deletion
 from memory.models import DeletionAudit, Episode, EpisodeKey
 from memory.shared.agents import note_agent

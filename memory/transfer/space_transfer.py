@@ -41,7 +41,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from core.errors import DomainError
-from memory.dedup.writer import lock_space
+from memory.dedup.lock import lock_space
 from memory.models import EMBEDDING_DIMENSIONS, Episode, EpisodeKey, Memory
 from memory.shared.episodes import write_keys
 from memory.text.analysis import search_tokens
