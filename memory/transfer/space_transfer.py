@@ -43,7 +43,7 @@ from django.utils.dateparse import parse_datetime
 from core.errors import DomainError
 from memory.dedup.lock import lock_space
 from memory.models import EMBEDDING_DIMENSIONS, Episode, EpisodeKey, Memory
-from memory.shared.episodes import write_keys
+from memory.shared.storing import write_keys
 from memory.text.analysis import search_tokens
 from memory.text.digests import digest, keyword_digests, topic_digest
 from memory.text.embeddings import get_embedder, stored_vector
