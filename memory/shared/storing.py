@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import Http404
 
 from core.errors import Conflict, DomainError
 from memory.dedup.lock import lock_space
@@ -218,6 +219,7 @@ def _merge(existing: Episode, case: NewCase, choice: DuplicateChoice) -> Episode
     return existing
 
 
+@transaction.atomic
 def delete_episode(
     space: Space,
     episode: Episode,
@@ -226,22 +228,39 @@ def delete_episode(
     cause: str = DeletionAudit.Cause.API_KEY,
     acting_agent: str | None = ANY_AGENT,
 ) -> None:
-    """Permanent, with a deletion audit row (no content: a keyed digest of the search keys)."""
-    require_owner(episode, acting_agent)
+    """Permanent, with a deletion audit row (no content: a keyed digest of the search keys).
+
+    Under the space's lock, like ``store_case``: a merge into this case that had read it before it
+    was deleted would otherwise save it back (a save whose UPDATE finds no row inserts it).
+    """
+    lock_space(space.id)
+    current = Episode.objects.filter(space=space, pk=episode.pk).first()
+    if current is None:
+        return  # deleted while we waited, and audited by whoever deleted it
+    require_owner(current, acting_agent)
     record_deletion(
-        memory=SimpleNamespace(id=episode.pk, kind=episode.kind, content=episode.search_keys),
+        memory=SimpleNamespace(id=current.pk, kind=current.kind, content=current.search_keys),
         space=space,
         cause=cause,
         actor=actor,
     )
-    episode.delete()
+    current.delete()
 
 
+@transaction.atomic
 def update_feedback(episode: Episode, *, fields: dict, acting_agent: str | None = ANY_AGENT) -> Episode:
-    """Output, outcome, feedback and resolution comment may change; inputs never do."""
+    """Output, outcome, feedback and resolution comment may change; inputs never do.
+
+    Under the space's lock and on the row as it is now: a merge committed meanwhile keeps its combined
+    comments, and a case deleted meanwhile is not saved back.
+    """
     require_owner(episode, acting_agent)
     if "inputs" in fields:
         raise ValidationError({"inputs": ["An episode's inputs cannot be edited; delete it and add a new one."]})
+    lock_space(episode.space_id)
+    episode = Episode.objects.filter(pk=episode.pk).first()
+    if episode is None:
+        raise Http404("No such episode.")
     for name in ("output", "outcome", "resolution_comment", "sentiment", "feedback_comment"):
         if name in fields:
             setattr(episode, name, fields[name] if name != "sentiment" else (fields[name] or ""))
