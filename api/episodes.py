@@ -1,4 +1,4 @@
-"""Episodic and escalation memory endpoints for agents in shared spaces. Thin: validate, call memory.shared.episodes."""
+"""Episodic and escalation memory endpoints for agents in shared spaces. Thin: validate, call memory.shared."""
 
 from __future__ import annotations
 
