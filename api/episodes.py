@@ -1,4 +1,4 @@
-"""Episodic and escalation memory endpoints for agents in shared spaces. Thin: validate, call memory.shared.episodes."""
+"""Episodic and escalation memory endpoints for agents in shared spaces. Thin: validate, call memory.shared."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from api.episode_serializers import (
 )
 from api.parsers import SafeJSONParser
 from memory.models import Episode
-from memory.shared import episodes
+from memory.shared import matching, storing
 from memory.shared.search_keys import UploadedFile
 
 FILE_FIELD_PREFIX = "inputs."
@@ -69,21 +69,21 @@ def agent_for(request, requested: str) -> str:
 def acting_agent(request) -> str | None:
     """Whose cases the caller may change: any with the admin scope, else only its key's agent's."""
     if "admin" in set(request.auth.scopes):
-        return episodes.ANY_AGENT
+        return storing.ANY_AGENT
     return getattr(request.user, "agent", "") or ""
 
 
 def shared_space(request, external_id):
     space = space_in_scope(request, external_id)
-    episodes.require_shared(space)
+    matching.require_shared(space)
     return space
 
 
-def store_response(result: episodes.StoreResult) -> Response:
+def store_response(result: storing.StoreResult) -> Response:
     body = {
         "action": result.action,
-        "episode": episodes.describe(result.episode),
-        "duplicates": [episodes.describe_match(m) for m in result.duplicates[: episodes.MAX_DUPLICATES_SHOWN]],
+        "episode": storing.describe(result.episode),
+        "duplicates": [storing.describe_match(m) for m in result.duplicates[: storing.MAX_DUPLICATES_SHOWN]],
     }
     if result.replaced_id:
         body["replaced_id"] = str(result.replaced_id)
@@ -91,8 +91,8 @@ def store_response(result: episodes.StoreResult) -> Response:
     return Response(StoreOutput(body).data, status=code)
 
 
-def duplicate_choice(values: dict) -> episodes.DuplicateChoice:
-    return episodes.DuplicateChoice(
+def duplicate_choice(values: dict) -> storing.DuplicateChoice:
+    return storing.DuplicateChoice(
         on_duplicate=values.get("on_duplicate"),
         target_id=values.get("target_id"),
         sentiment_wins=values.get("sentiment_wins"),
@@ -117,7 +117,7 @@ class EpisodeListCreate(GenericAPIView):
                 raise ValidationError({"kind": [f"Choose from {', '.join(Episode.Kind.values)}."]})
             queryset = queryset.filter(kind=kind)
         page = self.paginate_queryset(queryset)
-        return self.get_paginated_response(EpisodeOutput([episodes.describe(e) for e in page], many=True).data)
+        return self.get_paginated_response(EpisodeOutput([storing.describe(e) for e in page], many=True).data)
 
     @extend_schema(request=EpisodeInput, responses={201: StoreOutput, 200: StoreOutput})
     def post(self, request, external_id):
@@ -126,7 +126,7 @@ class EpisodeListCreate(GenericAPIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         feedback = values.get("feedback") or {}
-        case = episodes.NewCase(
+        case = storing.NewCase(
             kind=Episode.Kind.EPISODE,
             inputs=values["inputs"],
             output=values["output"],
@@ -136,7 +136,7 @@ class EpisodeListCreate(GenericAPIView):
             agent=agent_for(request, values["agent"]),
         )
         return store_response(
-            episodes.store_case(
+            storing.store_case(
                 space, case, duplicate_choice(values), actor=api_actor(request), acting_agent=acting_agent(request)
             )
         )
@@ -154,7 +154,7 @@ class EpisodeDetail(APIView):
     @extend_schema(responses=EpisodeOutput)
     def get(self, request, external_id, episode_id):
         space = shared_space(request, external_id)
-        return Response(EpisodeOutput(episodes.describe(self.episode(space, episode_id))).data)
+        return Response(EpisodeOutput(storing.describe(self.episode(space, episode_id))).data)
 
     @extend_schema(request=EpisodeUpdateInput, responses=EpisodeOutput)
     def patch(self, request, external_id, episode_id):
@@ -168,7 +168,7 @@ class EpisodeDetail(APIView):
             fields.update({f"feedback_{k}" if k == "comment" else k: v for k, v in feedback.items()})
         return Response(
             EpisodeOutput(
-                episodes.describe(episodes.update_feedback(episode, fields=fields, acting_agent=acting_agent(request)))
+                storing.describe(storing.update_feedback(episode, fields=fields, acting_agent=acting_agent(request)))
             ).data
         )
 
@@ -176,7 +176,7 @@ class EpisodeDetail(APIView):
     def delete(self, request, external_id, episode_id):
         space = shared_space(request, external_id)
         episode = self.episode(space, episode_id)
-        episodes.delete_episode(space, episode, actor=api_actor(request), acting_agent=acting_agent(request))
+        storing.delete_episode(space, episode, actor=api_actor(request), acting_agent=acting_agent(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -190,11 +190,11 @@ class EpisodeRecall(APIView):
         data = EpisodeRecallInput(data=request_data(request))
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        result = episodes.recall_episodes(
+        result = matching.recall_episodes(
             space, inputs=values["inputs"], agent=agent_for(request, values["agent"]), limit=values.get("limit")
         )
         body = {
-            "episodes": [episodes.describe_match(m) for m in result.matches],
+            "episodes": [storing.describe_match(m) for m in result.matches],
             "threshold": result.threshold,
             "search_keys": result.weights,
         }
@@ -210,15 +210,15 @@ class EscalationResolve(APIView):
         data = ResolveInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        case = episodes.NewCase(
+        case = storing.NewCase(
             kind=Episode.Kind.RESOLUTION,
-            inputs={episodes.ESCALATION_ARGUMENT: values["input"]},
+            inputs={matching.ESCALATION_ARGUMENT: values["input"]},
             outcome=values["outcome"],
             resolution_comment=values["resolution_comment"],
             agent=agent_for(request, values["agent"]),
         )
         return store_response(
-            episodes.store_case(
+            storing.store_case(
                 space, case, duplicate_choice(values), actor=api_actor(request), acting_agent=acting_agent(request)
             )
         )
@@ -233,7 +233,7 @@ class EscalationMatch(APIView):
         data = EscalationMatchInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        result = episodes.match_escalation(space, text=values["input"], agent=agent_for(request, values["agent"]))
+        result = matching.match_escalation(space, text=values["input"], agent=agent_for(request, values["agent"]))
         if result.apply:
             best = result.best.episode
             body = {

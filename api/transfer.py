@@ -1,4 +1,4 @@
-"""Export and import of a space over the API. Thin: the format and the work live in memory.transfer.space_transfer."""
+"""Export and import of a space over the API. Thin: the format and the work live in memory.transfer."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.access import ADMIN, space_in_scope
-from memory.transfer import space_transfer
+from memory.transfer.export import export_lines
+from memory.transfer.importing import import_into
+from memory.transfer.sealing import TransferError
 
 PASSPHRASE_HEADER = OpenApiParameter(
     "X-Engram-Passphrase",
@@ -57,7 +59,7 @@ class SpaceExport(APIView):
     )
     def get(self, request, external_id):
         space = space_in_scope(request, external_id)
-        lines = space_transfer.export_lines(space, passphrase=passphrase_of(request))
+        lines = export_lines(space, passphrase=passphrase_of(request))
         response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{space.external_id}.jsonl"'
         response["Cache-Control"] = "no-store"
@@ -81,11 +83,11 @@ class SpaceImport(APIView):
         if request.content_type.startswith("multipart/"):
             upload = request.FILES.get("file")
             if upload is None:
-                raise space_transfer.TransferError("Send the export as the multipart part 'file'.")
+                raise TransferError("Send the export as the multipart part 'file'.")
             body = upload.read()
         else:
             body = request.data if isinstance(request.data, bytes) else b""
         if not body.strip():
-            raise space_transfer.TransferError("The request has no export file.")
-        report = space_transfer.import_into(space, io.BytesIO(body), passphrase=passphrase_of(request))
+            raise TransferError("The request has no export file.")
+        report = import_into(space, io.BytesIO(body), passphrase=passphrase_of(request))
         return Response(ImportOutput(report).data)

@@ -14,7 +14,7 @@ from memory.forgetting import conversational
 from memory.forgetting.deletion import DeletionContext
 from memory.recall import search
 from memory.recall.prompt_block import HEADER, estimate_tokens
-from memory.shared import episodes
+from memory.shared import matching as episodes  # the read side of episodes (recall, escalation match)
 from tenants import spaces
 from tenants.models import Space
 from tenants.space_settings import effective_settings

@@ -22,7 +22,7 @@ from memory import provenance
 from memory.dedup import edits
 from memory.forgetting.deletion import DeletionContext, delete_memory
 from memory.models import DeletionAudit, Episode, Memory, Turn
-from memory.shared.episodes import describe
+from memory.shared.storing import describe
 from tenants import spaces
 from tenants.models import Space
 

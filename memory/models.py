@@ -21,10 +21,40 @@ from tenants.models import Space, Tenant
 EMBEDDING_DIMENSIONS = 384
 
 
-class Session(models.Model):
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+def space_key(related_name: str = "+") -> models.ForeignKey:
+    """The space a row belongs to; ``related_name`` names the reverse accessor (``space.memories``)."""
+    return models.ForeignKey(Space, on_delete=models.CASCADE, related_name=related_name)
+
+
+class SpaceOwned(models.Model):
+    """A row of one space of one tenant: every memory table.
+
+    ``tenant_id`` is the column row-level security filters on (``tenants.rls``, called by the
+    migrations); the space is the unit of the encryption key and of the write lock
+    (``memory.dedup.lock``). A model that wants a reverse accessor on ``Space`` redeclares
+    ``space = space_key("name")``.
+    """
+
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="sessions")
+    space = space_key()
+
+    class Meta:
+        abstract = True
+
+
+class Timestamped(models.Model):
+    """When a row was written and last changed."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class Session(SpaceOwned):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    space = space_key("sessions")
     # The caller's session id, or one derived from the space and the first message.
     external_id = models.CharField(max_length=128)
     channel = models.CharField(max_length=64, blank=True, default="")
@@ -35,7 +65,7 @@ class Session(models.Model):
         constraints = [models.UniqueConstraint(fields=["space", "external_id"], name="session_external_id_per_space")]
 
 
-class Message(models.Model):
+class Message(SpaceOwned):
     class Role(models.TextChoices):
         CUSTOMER = "customer"
         AGENT = "agent"
@@ -43,8 +73,7 @@ class Message(models.Model):
         TOOL = "tool"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="messages")
+    space = space_key("messages")
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
     # Content address: HMAC(space key, session, role, content) or of the caller's message id.
     digest = models.CharField(max_length=64)
@@ -66,7 +95,7 @@ class Message(models.Model):
         ]
 
 
-class Memory(models.Model):
+class Memory(SpaceOwned, Timestamped):
     class Kind(models.TextChoices):
         FACT = "fact"
         TOPIC = "topic"
@@ -75,8 +104,7 @@ class Memory(models.Model):
         TASK = "task"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memories")
+    space = space_key("memories")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     content = EncryptedTextField()
     topic = EncryptedTextField(null=True, blank=True)
@@ -101,8 +129,6 @@ class Memory(models.Model):
     event_at = models.DateTimeField(null=True, blank=True)
     # Keyed digest of (export id, record id) for rows brought in by an import: re-importing is a no-op.
     origin_digest = models.CharField(max_length=64, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         indexes = [
@@ -113,7 +139,7 @@ class Memory(models.Model):
         ]
 
 
-class Turn(models.Model):
+class Turn(SpaceOwned, Timestamped):
     """One customer message (or transcript) through the pipeline: its status and what it wrote."""
 
     class Status(models.TextChoices):
@@ -123,8 +149,7 @@ class Turn(models.Model):
         FAILED = "failed"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="turns")
+    space = space_key("turns")
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
     # Replay key: the message digest (one message) or a digest of all message digests (a transcript).
     source_digest = models.CharField(max_length=64)
@@ -146,8 +171,6 @@ class Turn(models.Model):
     forget_reply = models.JSONField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["space", "source_digest"], name="turn_source_per_space")]
@@ -190,7 +213,7 @@ class DeletionAudit(models.Model):
         ]
 
 
-class Episode(models.Model):
+class Episode(SpaceOwned, Timestamped):
     """A past case in a shared space: an agent's run (inputs → output, outcome, feedback) or a
     person's resolution of an escalation (input → resolution comment, outcome).
 
@@ -209,8 +232,7 @@ class Episode(models.Model):
         NEUTRAL = "neutral"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="episodes")
+    space = space_key("episodes")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     agent = models.CharField(max_length=100, blank=True, default="")
     inputs = EncryptedTextField()
@@ -221,8 +243,6 @@ class Episode(models.Model):
     sentiment = models.CharField(max_length=16, choices=Sentiment.choices, blank=True, default="")
     feedback_comment = EncryptedTextField(null=True, blank=True)
     origin_digest = models.CharField(max_length=64, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         indexes = [
@@ -239,12 +259,10 @@ class Episode(models.Model):
         return json.loads(self.search_keys)
 
 
-class EpisodeKey(models.Model):
+class EpisodeKey(SpaceOwned):
     """One argument of an episode as it is matched: its embedding and blind keyword index."""
 
     id = models.BigAutoField(primary_key=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="+")
     episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="keys")
     argument = models.CharField(max_length=64)
     embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS)
@@ -255,12 +273,11 @@ class EpisodeKey(models.Model):
         indexes = [models.Index(fields=["space", "argument"], name="episode_key_space_argument")]
 
 
-class SpaceAgent(models.Model):
+class SpaceAgent(SpaceOwned):
     """An agent seen using a shared space: who a change of the space's matching settings affects."""
 
     id = models.BigAutoField(primary_key=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="agents")
+    space = space_key("agents")
     agent = models.CharField(max_length=100)
     first_seen_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField()
@@ -269,7 +286,7 @@ class SpaceAgent(models.Model):
         constraints = [models.UniqueConstraint(fields=["space", "agent"], name="space_agent_once")]
 
 
-class PairMark(models.Model):
+class PairMark(SpaceOwned):
     """An operator's judgement that two memories of a space say the same thing or not: their own
     labelled data for the dedup distance (the thresholds page shows precision and recall on it)."""
 
@@ -278,8 +295,6 @@ class PairMark(models.Model):
         DIFFERENT = "different"
 
     id = models.BigAutoField(primary_key=True)
-    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="+")
     first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
     second = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
     label = models.CharField(max_length=16, choices=Label.choices)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from memory.models import Memory
-from memory.transfer import space_transfer
+from memory.transfer import sealing
 from tenants import scope
 
 pytestmark = pytest.mark.django_db
@@ -19,9 +19,9 @@ GOOD_SALT = base64.b64encode(b"s" * 16).decode()
 
 def sealed_file(**encryption) -> bytes:
     header = {
-        "format": space_transfer.FORMAT, "version": space_transfer.VERSION, "export_id": "x",
+        "format": sealing.FORMAT, "version": sealing.VERSION, "export_id": "x",
         "source": {"kind": "end_user"},
-        "encryption": {"cipher": "AES-256-GCM", "kdf": "scrypt", "salt": GOOD_SALT, **space_transfer.SCRYPT,
+        "encryption": {"cipher": "AES-256-GCM", "kdf": "scrypt", "salt": GOOD_SALT, **sealing.SCRYPT,
                        **encryption},
     }  # fmt: skip
     return (json.dumps(header) + "\n" + json.dumps({"sealed": "AAAA"}) + "\n").encode()
@@ -38,13 +38,13 @@ def post_import(client, body):
 def derivations(monkeypatch):
     """Every key derivation the server starts (the real one still runs)."""
     calls = []
-    real = space_transfer._derive
+    real = sealing.derive_key
 
-    def counting(passphrase, salt, parameters=space_transfer.SCRYPT):
+    def counting(passphrase, salt, parameters=sealing.SCRYPT):
         calls.append(parameters)
         return real(passphrase, salt, parameters)
 
-    monkeypatch.setattr(space_transfer, "_derive", counting)
+    monkeypatch.setattr(sealing, "derive_key", counting)
     return calls
 
 
@@ -78,14 +78,14 @@ def test_an_encryption_field_that_is_not_an_object_is_a_400(client_a, space_a, d
 def test_the_servers_own_parameters_are_derived_once(client_a, space_a, derivations):
     response = post_import(client_a, sealed_file())
     assert response.status_code == 400 and "cannot be decrypted" in str(response.json())
-    assert derivations == [space_transfer.SCRYPT]
+    assert derivations == [sealing.SCRYPT]
 
 
 def test_running_out_of_memory_while_deriving_is_a_503_not_a_500(client_a, space_a, monkeypatch):
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(space_transfer, "_derive", exhausted)
+    monkeypatch.setattr(sealing, "derive_key", exhausted)
     response = post_import(client_a, sealed_file())
     assert response.status_code == 503 and response.json()["error"]["code"] == "temporarily_unavailable"
 

@@ -16,7 +16,8 @@ from memory.text.analysis import search_tokens
 from memory.text.digests import keyword_digests
 from memory.text.embeddings import CachingEmbedder, get_embedder, stored_vector
 from memory.text.vectors import embed_for_space, into_space, out_of_space, rotation_from_key
-from memory.transfer.space_transfer import export_lines, import_into
+from memory.transfer.export import export_lines
+from memory.transfer.importing import import_into
 from tenants import scope
 from tenants.space_keys import SpaceKeyUnavailable, data_key_cache
 from tenants.spaces import erase_space

@@ -7,7 +7,8 @@ from django.db import transaction
 from django.http import Http404
 
 from core.errors import Conflict
-from memory.dedup.writer import index_digests, keep_as_history, lock_space
+from memory.dedup.lock import lock_space
+from memory.dedup.writer import index_digests, keep_as_history
 from memory.extraction.engine import Candidate
 from memory.models import Memory
 from memory.text.digests import topic_digest
@@ -55,6 +56,14 @@ def current_version_of(memory: Memory) -> Memory:
     return current
 
 
+def reread(memory: Memory) -> None:
+    """The row as it is now, read under the space's lock: one forgotten while we waited is a 404, not a crash."""
+    try:
+        memory.refresh_from_db()
+    except Memory.DoesNotExist:
+        raise Http404("No such memory.") from None
+
+
 @transaction.atomic
 def restore_memory(*, memory: Memory) -> Memory:
     """Make a superseded version current again; the version that replaced it becomes its history.
@@ -63,7 +72,7 @@ def restore_memory(*, memory: Memory) -> Memory:
     being demoted and leave two current rows.
     """
     lock_space(memory.space_id)
-    memory.refresh_from_db()
+    reread(memory)
     if memory.superseded_by_id is None:
         raise Conflict("This memory is already current; only an earlier version can be restored.")
     current = current_version_of(memory)
@@ -84,7 +93,7 @@ def edit_memory(*, memory: Memory, content: str | None = None, topic: str | None
     # Embedded before the lock: a writer of this space never waits on a model call.
     vector = embed_for_space(memory.space_id, [new_content])[0] if new_content is not None else None
     lock_space(memory.space_id)
-    memory.refresh_from_db()
+    reread(memory)
     new_topic = (topic.strip() or None) if topic is not None else memory.topic
     if (new_content is not None and new_content != memory.content) or new_topic != memory.topic:
         keep_as_history(memory, reason="edited")

@@ -22,9 +22,10 @@ import logging
 import uuid
 
 from django.conf import settings as django_settings
-from django.db import connection, transaction
+from django.db import transaction
 from pgvector.django import CosineDistance
 
+from memory.dedup.lock import lock_space
 from memory.dedup.merge_rule import is_restatement, key_terms, supersession
 from memory.extraction.grounding import Grounded
 from memory.models import Memory, Message, Session, Turn
@@ -47,16 +48,6 @@ class WriteOutcome:
     superseded: list[uuid.UUID] = dataclasses.field(default_factory=list)
     # Entries that would have superseded a memory past the per-turn limit: written as new instead.
     held_back: list[uuid.UUID] = dataclasses.field(default_factory=list)
-
-
-def lock_space(space_id) -> None:
-    """Serialise writers of one space until the transaction ends.
-
-    Without it two concurrent turns carrying the same fact would both see no neighbour and both
-    insert it.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"engram-space:{space_id}"])
 
 
 def index_digests(space_id, entry) -> list[str]:

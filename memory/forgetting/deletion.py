@@ -4,6 +4,11 @@ In one transaction: the memory, every version it superseded (its history), their
 entries (they live in the rows), and — where the space keeps transcripts — the raw customer
 messages they were derived from. No archive, no soft delete. What was deleted is read back to
 the caller before the rows go.
+
+Under the space's write lock (``memory.dedup.lock``), taken before any row is read or touched — the
+writer's order, space then rows, so the two queue instead of deadlocking. Without it a merge that
+had read the memory just before it was forgotten saves it back: Django's save() of a row whose
+UPDATE finds nothing inserts it again, and the customer's "forget that" is undone.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import dataclasses
 from django.db import transaction
 
 from memory.dedup.edits import history_of
+from memory.dedup.lock import lock_space
 from memory.forgetting.audit import record_deletion
 from memory.models import Memory, Message
 from memory.telemetry import traced
@@ -38,6 +44,12 @@ class DeletionContext:
 @transaction.atomic
 def delete_memories(*, space, memories: list[Memory], context: DeletionContext, distances=None) -> list[Deleted]:
     distances = distances or {}
+    lock_space(space.id)
+    # Read again under the lock: a merge that finished while we waited may have reworded a memory (its
+    # audit digest and read-back must be of what is deleted now), and a concurrent forget may have
+    # deleted it already (audited once, by that forget).
+    current = Memory.objects.filter(space=space, pk__in=[m.pk for m in memories]).in_bulk()
+    memories = list({m.pk: current[m.pk] for m in memories if m.pk in current}.values())
     keep_transcripts = effective_settings(space)["keep_transcripts"]
     deleted: list[Deleted] = []
     message_ids = set()

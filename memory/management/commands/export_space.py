@@ -5,7 +5,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError
 from django.http import Http404
 
-from memory.transfer.space_transfer import export_lines
+from memory.transfer.export import export_lines
 from tenants import scope, spaces
 from tenants.tenant_admin import tenant_by_slug
 

@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.management.commands.export_space import find_space, passphrase_from
-from memory.transfer.space_transfer import TransferError, import_export, read_export
+from memory.transfer.importing import import_export, read_export
+from memory.transfer.sealing import TransferError
 
 BAR_WIDTH = 30
 

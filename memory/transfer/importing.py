@@ -1,244 +1,37 @@
-"""Export a space as JSON lines and import such a file into another space (any tenant).
-
-Format (one JSON object per line):
-
-1. a header: ``{"format": "engram.space-export", "version": 1, "source": {...}, "embedding_model",
-   "dimensions", "settings", "encryption": null | {kdf parameters}}``;
-2. records: ``{"type": "memory", ...}`` and ``{"type": "episode", ...}``, decrypted for transfer,
-   with their embeddings;
-3. a trailer: ``{"type": "end", "records": N}`` — a file without it, or with another count, is
-   refused as truncated.
-
-With a passphrase every line after the header is ``{"sealed": base64(nonce ‖ AES-256-GCM)}``
-under a key derived from the passphrase by scrypt, bound to the export id and the line number, so
-lines cannot be swapped, dropped or replayed from another export.
+"""Import a space export into a space (any tenant): check the whole file, then write it.
 
 Import re-encrypts under the target space's key (ordinary model saves do that), recomputes the
 blind indexes under it, keeps the exported vectors when the embedding model is the same and
 re-embeds otherwise. It is idempotent: each imported row carries a keyed digest of its origin
 (source space and record id), and a record already imported is skipped.
-
-Not exported: sessions, turns and kept transcript lines (processing records and raw customer
-text); tasks lose their session binding on import.
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
-import os
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 import numpy as np
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
-from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from core.errors import DomainError
-from memory.dedup.writer import lock_space
-from memory.models import EMBEDDING_DIMENSIONS, Episode, EpisodeKey, Memory
-from memory.shared.episodes import write_keys
+from memory.dedup.lock import lock_space
+from memory.models import EMBEDDING_DIMENSIONS, Episode, Memory
+from memory.shared.storing import write_keys
 from memory.text.analysis import search_tokens
 from memory.text.digests import digest, keyword_digests, topic_digest
-from memory.text.embeddings import get_embedder, stored_vector
-from memory.text.vectors import into_space, out_of_space
+from memory.text.embeddings import get_embedder
+from memory.text.vectors import into_space
+from memory.transfer.sealing import FORMAT, VERSION, TransferError, key_of_header, open_sealed
 from tenants import scope
 from tenants.models import Space
 
-FORMAT = "engram.space-export"
-VERSION = 1
-SCRYPT = {"n": 2**15, "r": 8, "p": 1}
 EMBED_BATCH = 64
 IMPORT_BATCH = 200
 MEMORY_KINDS = set(Memory.Kind.values)
 EPISODE_KINDS = set(Episode.Kind.values)
-
-
-class TransferError(ValidationError):
-    """The file cannot be imported; the message names the line."""
-
-
-class KeyDerivationBusy(DomainError):
-    """Deriving a sealed file's key ran out of memory: the server's state, not the file's (a 503)."""
-
-    status_code = 503
-    code = "temporarily_unavailable"
-
-
-# --- passphrase sealing -----------------------------------------------------------------------
-
-
-# The key-derivation cost is the server's choice, never the file's: a header naming any other
-# parameters is refused before any work (a huge n would pin a worker or exhaust its memory).
-ALLOWED_SCRYPT = (SCRYPT,)
-SALT_BYTES = 16
-
-
-def _derive(passphrase: str, salt: bytes, parameters: dict = SCRYPT) -> bytes:
-    return Scrypt(salt=salt, length=32, **parameters).derive(passphrase.encode("utf-8"))
-
-
-def sealing_parameters(encryption) -> tuple[bytes, dict]:
-    """The salt and scrypt parameters of an encrypted file's header, if they are ones the server allows;
-    anything else (another cost, a float, a boolean, a missing or odd-sized salt) is a TransferError.
-
-    >>> sealing_parameters({"cipher": "AES-256-GCM", "kdf": "scrypt", "salt": "A" * 22 + "==", **SCRYPT})[1]
-    {'n': 32768, 'r': 8, 'p': 1}
-    """
-    if (
-        not isinstance(encryption, dict)
-        or encryption.get("cipher") != "AES-256-GCM"
-        or encryption.get("kdf") != "scrypt"
-    ):
-        raise TransferError("Line 1: the file is sealed with an unsupported cipher or key derivation.")
-    # type() rather than isinstance: JSON true and 32768.0 must not pass for 1 and 32768.
-    parameters = {name: encryption.get(name) for name in ("n", "r", "p")}
-    if not all(type(v) is int for v in parameters.values()) or parameters not in ALLOWED_SCRYPT:
-        allowed = "; ".join(", ".join(f"{k}={v}" for k, v in option.items()) for option in ALLOWED_SCRYPT)
-        raise TransferError(f"Line 1: unsupported key-derivation parameters; Engram writes {allowed}.")
-    raw_salt = encryption.get("salt")
-    try:
-        salt = base64.b64decode(raw_salt, validate=True) if isinstance(raw_salt, str) and len(raw_salt) < 64 else b""
-    except ValueError:
-        salt = b""
-    if len(salt) != SALT_BYTES:
-        raise TransferError(f"Line 1: the encryption salt must be {SALT_BYTES} bytes in base64.")
-    return salt, parameters
-
-
-def _aad(export_id: str, line: int) -> bytes:
-    return f"{FORMAT}|{export_id}|{line}".encode()
-
-
-def _seal(key: bytes, export_id: str, line: int, record: dict) -> dict:
-    nonce = os.urandom(12)
-    plaintext = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
-    return {"sealed": base64.b64encode(nonce + AESGCM(key).encrypt(nonce, plaintext, _aad(export_id, line))).decode()}
-
-
-def _open(key: bytes, export_id: str, line: int, sealed) -> dict:
-    try:
-        blob = base64.b64decode(sealed, validate=True)
-        plaintext = AESGCM(key).decrypt(blob[:12], blob[12:], _aad(export_id, line))
-    except (InvalidTag, ValueError, TypeError):
-        raise TransferError(f"Line {line}: cannot be decrypted — wrong passphrase, or the file was altered.") from None
-    return json.loads(plaintext)
-
-
-# --- export -----------------------------------------------------------------------------------
-
-
-def _vector(value, space_id) -> list[float]:
-    # The model's own vector, not the space's keyed one: the importing space keys it under its own key.
-    return [round(float(x), 5) for x in out_of_space(space_id, stored_vector(value))[0]]
-
-
-def _iso(value):
-    return value.isoformat() if value else None
-
-
-def memory_record(memory: Memory) -> dict:
-    return {
-        "type": "memory",
-        "id": str(memory.pk),
-        "kind": memory.kind,
-        "content": memory.content,
-        "topic": memory.topic,
-        "importance": memory.importance,
-        "mention_count": memory.mention_count,
-        "event_at": _iso(memory.event_at),
-        "created_at": _iso(memory.created_at),
-        "superseded_by": str(memory.superseded_by_id) if memory.superseded_by_id else None,
-        "embedding": _vector(memory.embedding, memory.space_id),
-    }
-
-
-def episode_record(episode: Episode, keys: Iterable[EpisodeKey]) -> dict:
-    return {
-        "type": "episode",
-        "id": str(episode.pk),
-        "kind": episode.kind,
-        "agent": episode.agent,
-        "inputs": episode.inputs_dict,
-        "search_keys": episode.search_keys_dict,
-        "output": episode.output,
-        "outcome": episode.outcome,
-        "resolution_comment": episode.resolution_comment,
-        "sentiment": episode.sentiment,
-        "feedback_comment": episode.feedback_comment,
-        "created_at": _iso(episode.created_at),
-        "embeddings": {key.argument: _vector(key.embedding, episode.space_id) for key in keys},
-    }
-
-
-def export_lines(space: Space, *, passphrase: str | None = None) -> Iterator[str]:
-    """The export, line by line, read inside its own scoped transaction (safe to stream)."""
-    export_id = str(uuid.uuid4())
-    encryption, key = None, None
-    if passphrase:
-        salt = os.urandom(SALT_BYTES)
-        key = _derive(passphrase, salt)
-        encryption = {"cipher": "AES-256-GCM", "kdf": "scrypt", "salt": base64.b64encode(salt).decode(), **SCRYPT}
-    with scope.tenant_scope(space.tenant_id, space):
-        header = {
-            "format": FORMAT,
-            "version": VERSION,
-            "export_id": export_id,
-            "exported_at": timezone.now().isoformat(),
-            "source": {
-                "space_uuid": str(space.id),
-                "external_id": space.external_id,
-                "kind": space.kind,
-                "display_name": space.display_name,
-            },
-            "embedding_model": get_embedder().name,
-            "dimensions": EMBEDDING_DIMENSIONS,
-            "settings": space.settings,
-            "counts": {
-                "memories": Memory.objects.filter(space=space).count(),
-                "episodes": Episode.objects.filter(space=space).count(),
-            },
-            "encryption": encryption,
-        }
-        yield _line(header)
-        line = 1
-        for record in _records(space):
-            line += 1
-            yield _line(_seal(key, export_id, line, record) if key else record)
-        line += 1
-        end = {"type": "end", "records": line - 2}
-        yield _line(_seal(key, export_id, line, end) if key else end)
-
-
-def _records(space: Space) -> Iterator[dict]:
-    # Oldest first, so a superseding row's target already exists on import.
-    for memory in Memory.objects.filter(space=space).order_by("created_at", "id").iterator(chunk_size=500):
-        yield memory_record(memory)
-    episodes = Episode.objects.filter(space=space).order_by("created_at", "id")
-    last = None
-    while True:
-        batch = list((episodes.filter(id__gt=last) if last else episodes).order_by("id")[:500])
-        if not batch:
-            break
-        keys: dict = {}
-        for key in EpisodeKey.objects.filter(episode__in=batch).order_by("argument"):
-            keys.setdefault(key.episode_id, []).append(key)
-        for episode in batch:
-            yield episode_record(episode, keys.get(episode.pk, []))
-        last = batch[-1].pk
-
-
-def _line(record: dict) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
-# --- reading a file ---------------------------------------------------------------------------
 
 
 @dataclasses.dataclass
@@ -256,15 +49,7 @@ def read_export(lines: Iterable[bytes | str], *, passphrase: str | None = None) 
     if header.get("version") != VERSION:
         raise TransferError(f"Line 1: export version {header.get('version')!r} is not supported (expected {VERSION}).")
     encryption = header.get("encryption")
-    key = None
-    if encryption:
-        salt, parameters = sealing_parameters(encryption)
-        if not passphrase:
-            raise TransferError("The export is encrypted; give its passphrase.")
-        try:
-            key = _derive(passphrase, salt, parameters)
-        except MemoryError:
-            raise KeyDerivationBusy("The server is short of memory to open this file now; try again shortly.") from None
+    key = key_of_header(encryption, passphrase) if encryption else None
     records, end = [], None
     for number, raw in enumerate(iterator, start=2):
         if not (raw.strip() if isinstance(raw, (str, bytes)) else raw):
@@ -273,7 +58,7 @@ def read_export(lines: Iterable[bytes | str], *, passphrase: str | None = None) 
             raise TransferError(f"Line {number}: data after the end record.")
         record = _json_line(raw, number)
         if key is not None:
-            record = _open(key, header.get("export_id", ""), number, record.get("sealed"))
+            record = open_sealed(key, header.get("export_id", ""), number, record.get("sealed"))
         if record.get("type") == "end":
             end = record
             continue
@@ -315,9 +100,6 @@ def _check_record(record: dict, number: int) -> None:
             raise TransferError(f"Line {number}: an episode needs its inputs.")
     else:
         raise TransferError(f"Line {number}: unknown record type {record_type!r}.")
-
-
-# --- import -----------------------------------------------------------------------------------
 
 
 @dataclasses.dataclass
