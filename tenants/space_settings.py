@@ -287,7 +287,7 @@ SETTINGS = {
             0,
             3650,
             "Days a task lives after its last change (0: no limit).",
-            label="Days a task lives after its last change (0: no limit)",
+            label="Days a task lives after its last change, 0: no limit",
         ),
         Setting(
             "task_expires_with_session",
@@ -312,7 +312,7 @@ SETTINGS = {
             0,
             36500,
             "Days an event is kept after it happened (0: no limit).",
-            label="Days an event is kept after it happened (0: no limit)",
+            label="Days an event is kept, 0: no limit",
         ),
         Setting(
             "transcript_retention_days",
@@ -321,7 +321,7 @@ SETTINGS = {
             0,
             3650,
             "Days a kept transcript line's text lives (0: no limit).",
-            label="Days a kept transcript line lives (0: no limit)",
+            label="Days a kept transcript line lives, 0: no limit",
         ),
     ]
 }
