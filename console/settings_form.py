@@ -10,8 +10,10 @@ matter in a shared space (its own section there). A checkbox sends nothing when 
 has a hidden marker beside it naming it; a flag whose marker is not posted is left as it is (a form
 from before a flag was added, or a script posting a few fields, never switches flags off).
 
-Only the fields whose value differs from the current one are returned: a save changes what the
-operator changed, and never pins (tenants.settings_service) a setting nobody touched.
+Only the fields whose value differs from the one the form was rendered with are returned (the form
+carries those values in a hidden field): a save changes what the operator changed, never pins
+(tenants.settings_service) a setting nobody touched, and never puts back a value someone else
+changed while the form was open.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from tenants.space_settings import SETTINGS, Setting
 
 GENERAL, SHARED = "general", "shared"
 MARKERS = {GENERAL: "flags_present", SHARED: "shared_present"}
+RENDERED = "rendered_from"
 # The order controls appear in within a group: tuning controls first, free-form text last.
 CONTROL_ORDER = ("slider", "number", "keys", "checkbox", "json")
 SLIDER_STEP, FRACTION_STEP, KEY_STEP = 0.005, 0.01, 0.1
@@ -103,12 +106,19 @@ def form_fields(group: str, current: dict, errors: dict) -> list[Field]:
     return fields
 
 
+def rendered_from(current: dict) -> str:
+    """The hidden field's value: the settings the form shows, to tell the operator's changes apart."""
+    return json.dumps(current, sort_keys=True)
+
+
 def changed_values(data, current: dict, layer: dict, groups=(GENERAL, SHARED)) -> dict:
-    """The posted values that differ from ``current`` (the effective settings the form was rendered from).
+    """The posted values that differ from those the form was rendered with (without that hidden
+    field, from ``current``, the effective settings now).
 
     ``layer`` is the stored layer being edited (a space's overrides or the tenant's defaults): an
     object with fixed keys is saved as that layer's object with the changed keys set.
     A malformed number or JSON text is a ValidationError naming the field."""
+    current = {**current, **_rendered(data)}
     changes = {}
     for group in groups:
         flags_posted = set(data.getlist(MARKERS[group])) if hasattr(data, "getlist") else set()
@@ -131,6 +141,19 @@ def changed_values(data, current: dict, layer: dict, groups=(GENERAL, SHARED)) -
                 if value != current.get(setting.name):
                     changes[setting.name] = value
     return changes
+
+
+def _rendered(data) -> dict:
+    raw = data.get(RENDERED)
+    if raw is None:
+        return {}
+    try:
+        rendered = json.loads(raw)
+    except json.JSONDecodeError:
+        rendered = None
+    if not isinstance(rendered, dict):
+        raise ValidationError({RENDERED: ["The form is damaged; reload the page and make the change again."]})
+    return {name: value for name, value in rendered.items() if name in SETTINGS}
 
 
 def _changed_keys(setting: Setting, data, current: dict) -> dict:

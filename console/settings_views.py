@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 
 from console.access import OPERATOR_ROLES, console_view, may_see_distances
 from console.form_input import bad_request, error_status
-from console.settings_form import GENERAL, SHARED, changed_values, form_fields
+from console.settings_form import GENERAL, SHARED, changed_values, form_fields, rendered_from
 from console.threshold_preview import pairwise_distances, preview, space_vectors
 from memory.dedup import pair_marks
 from memory.shared.agents import affected_agents
@@ -114,6 +114,7 @@ def space_thresholds(request, external_id):
         "space": space, "current": current, "errors": errors, "history": history,
         "confirm": confirm, "shared": space.kind == Space.Kind.SHARED,
         "fields": form_fields(GENERAL, current, errors), "shared_fields": form_fields(SHARED, current, errors),
+        "rendered_from": rendered_from(current),
         "can_save": request.membership.role in OPERATOR_ROLES, "show_distances": may_see_distances(request),
         "origins": setting_origins(space), "readonly_rows": _readonly_rows(current, setting_origins(space)),
     }  # fmt: skip
@@ -196,6 +197,12 @@ def tenant_defaults(request):
     return render(
         request,
         "console/tenant_defaults.html",
-        {"current": current, "errors": errors, "history": history, "fields": form_fields(GENERAL, current, errors)},
+        {
+            "current": current,
+            "errors": errors,
+            "history": history,
+            "fields": form_fields(GENERAL, current, errors),
+            "rendered_from": rendered_from(current),
+        },  # fmt: skip
         status=error_status(request, errors),
     )

@@ -4,6 +4,8 @@ console form that follows the registry."""
 
 from __future__ import annotations
 
+import html
+import re
 import threading
 
 import pytest
@@ -34,6 +36,22 @@ def patch(client, space, settings):
 
 def thresholds(space) -> str:
     return reverse("console:thresholds", args=[space.external_id])
+
+
+def rendered_form(page: str) -> dict:
+    """The thresholds form as the browser would post it back untouched (inputs, ticked boxes, markers)."""
+    form: dict[str, list[str]] = {}
+    for tag in re.findall(r"<input [^>]*>|<textarea [^>]*>[^<]*</textarea>", page.split('id="thresholds"')[1]):
+        name = re.search(r'name="([^"]+)"', tag)
+        if name is None or name.group(1) in ("csrfmiddlewaretoken", "sample_query"):
+            continue
+        if 'type="checkbox"' in tag:
+            if " checked" in tag:
+                form.setdefault(name.group(1), []).append("on")
+            continue
+        value = re.search(r'value="([^"]*)"', tag) or re.search(r">([^<]*)</textarea>", tag)
+        form.setdefault(name.group(1), []).append(html.unescape(value.group(1)))
+    return form
 
 
 # --- one meaning on both paths --------------------------------------------------------------------
@@ -76,26 +94,27 @@ def test_a_pinned_value_stays_when_the_tenant_default_moves(client_a, tenant_a, 
 def test_an_untouched_console_form_pins_nothing_and_a_flag_without_its_marker_is_left_alone(client, tenant_a, space_a):
     login(client, tenant_a)
     page = client.get(thresholds(space_a)).content.decode()
-    # Every field as the browser would post it back, untouched.
-    form = {"flags_present": [], "sample_query": ""}
-    for setting in SETTINGS.values():
-        if setting.shared_only:
-            continue
-        if setting.kind is bool:
-            assert f'name="flags_present" value="{setting.name}"' in page
-            form["flags_present"].append(setting.name)
-            if setting.default:
-                form[setting.name] = "on"
-        elif setting.keys:
-            form.update({f"{setting.name}__{key}": str(setting.default[key]) for key in setting.keys})
-        else:
-            assert f'name="{setting.name}"' in page
-            form[setting.name] = str(setting.default)
+    form = rendered_form(page)
+    assert set(form["flags_present"]) == {s.name for s in SETTINGS.values() if s.kind is bool and not s.shared_only}
     assert client.post(thresholds(space_a), form).status_code == 302
     assert stored(space_a) == {}
     # "hybrid" unticked but its marker missing (a script posting a few fields): not switched off.
     assert client.post(thresholds(space_a), {"recall_limit": "4"}).status_code == 302
     assert stored(space_a) == {"recall_limit": 4}
+
+
+@pytest.mark.django_db
+def test_a_form_opened_before_another_save_does_not_put_the_old_value_back(client, client_a, tenant_a, space_a):
+    login(client, tenant_a)
+    form = rendered_form(client.get(thresholds(space_a)).content.decode())
+    assert form["recall_distance"] == ["0.08"] and "rendered_from" in form
+    # While the form is open, an API client changes the recall distance and a flag.
+    assert patch(client_a, space_a, {"recall_distance": 0.15, "hybrid": False}).status_code == 200
+    form["recall_limit"] = ["4"]  # the operator changes only the limit
+    assert client.post(thresholds(space_a), form).status_code == 302
+    assert stored(space_a) == {"recall_distance": 0.15, "hybrid": False, "recall_limit": 4}
+    damaged = client.post(thresholds(space_a), {**form, "rendered_from": "[1]"})
+    assert damaged.status_code == 400 and "reload the page" in damaged.content.decode()
 
 
 @pytest.mark.django_db
