@@ -87,15 +87,15 @@ def episode_add(request, external_id):
         )  # fmt: skip
     except storing.DuplicateFound as exc:
         context.update(duplicates=exc.details["duplicates"], threshold=exc.details["threshold"])
-        return render(request, "console/_episode_duplicates.html", context)
+        return render(request, "console/space.html#episode_duplicates", context)
     except storing.ConflictingFeedback as exc:
         context.update(
             duplicates=_still_duplicates(space, request.POST), conflict=exc.details, chosen=choice,
             threshold=None,
         )  # fmt: skip
-        return render(request, "console/_episode_duplicates.html", context)
+        return render(request, "console/space.html#episode_duplicates", context)
     except ValidationError as exc:
-        return render(request, "console/_episode_form_errors.html", {"errors": exc.messages},
+        return render(request, "console/space.html#episode_form_errors", {"errors": exc.messages},
                       status=200 if request.htmx else 422)  # fmt: skip
     messages.success(request, f"Stored: {result.action}.")
     if request.htmx:

@@ -62,7 +62,7 @@ def playground(request):
         "forget": forget_result, "settings": settings, "show_text": True, "agent": agent, "error": error,
         "episodes": episode_result, "escalation": escalation, **prompt,
     }  # fmt: skip
-    template = "console/_playground_results.html" if request.htmx else "console/playground.html"
+    template = "console/playground.html#results" if request.htmx else "console/playground.html"
     return render(request, template, context)
 
 

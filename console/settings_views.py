@@ -2,67 +2,22 @@
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 
 from console.access import OPERATOR_ROLES, console_view, may_see_distances
 from console.form_input import bad_request, error_status
+from console.settings_form import GENERAL, SHARED, changed_values, form_fields, rendered_from
 from console.threshold_preview import pairwise_distances, preview, space_vectors
 from memory.dedup import pair_marks
 from memory.shared.agents import affected_agents
 from tenants import spaces
 from tenants.models import SettingsChange, Space, Tenant
-from tenants.settings_changes import change_space_settings, change_tenant_defaults
-from tenants.space_settings import STRATEGIES, clean_overrides, defaults, effective_settings
+from tenants.settings_service import apply_changes, change_space_settings, change_tenant_defaults, validated_changes
+from tenants.space_settings import SETTINGS, clean_overrides, defaults, effective_settings, merge_layers
 
-FLOATS = ("dedup_distance", "recall_distance", "corroborated_recall_distance", "forget_floor", "episode_min_score",
-          "escalation_min_score", "duplicate_min_score")  # fmt: skip
-SLIDERS = ("dedup_distance", "recall_distance", "corroborated_recall_distance", "forget_floor")
-INTEGERS = ("max_deletions_per_request", "recall_limit", "prompt_token_budget", "episode_examples")
-FLAGS = ("hybrid", "keep_transcripts", "dedup_requires_same_terms")
-SHARED_FLAGS = ("episode_hybrid",)
-JSON_SETTINGS = ("episode_search_keys", "agent_search_keys")
-
-
-def values_from_form(data, current: dict) -> dict:
-    """Form fields to setting values; a malformed number is a ValidationError naming the field."""
-    values = {}
-    for name in FLOATS + INTEGERS:
-        raw = data.get(name)
-        if raw in (None, ""):
-            continue
-        try:
-            values[name] = float(raw) if name in FLOATS else int(raw)
-        except ValueError:
-            raise ValidationError({name: ["Must be a number."]}) from None
-    if "flags_present" in data:
-        for name in FLAGS:
-            values[name] = data.get(name) == "on"
-    if "shared_present" in data:
-        for name in SHARED_FLAGS:
-            values[name] = data.get(name) == "on"
-    for name in JSON_SETTINGS:
-        raw = data.get(name)
-        if raw is None:
-            continue
-        try:
-            values[name] = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError:
-            raise ValidationError({name: ['Must be a JSON object, e.g. {"question": 2, "product": 1}.']}) from None
-    weights = {}
-    for strategy in STRATEGIES:
-        raw = data.get(f"weight_{strategy}")
-        if raw not in (None, ""):
-            try:
-                weights[strategy] = float(raw)
-            except ValueError:
-                raise ValidationError({"strategy_weights": [f"The {strategy} weight must be a number."]}) from None
-    if weights:
-        values["strategy_weights"] = {**current["strategy_weights"], **weights}
-    return values
+SLIDERS = tuple(name for name, setting in SETTINGS.items() if setting.slider_max is not None)
 
 
 class _AwaitingConfirmation(Exception):
@@ -73,12 +28,19 @@ def _agents_needing_confirmation(space, current: dict, values: dict, data) -> li
     """A shared space's matching change is saved only after the operator has seen whom it affects."""
     if space.kind != Space.Kind.SHARED or data.get("confirmed") == "1":
         return []
-    proposed = {**current, **clean_overrides(values)}
+    cleaned, dropped = validated_changes(values)
+    proposed = merge_layers(space.tenant.default_space_settings, apply_changes(space.settings, cleaned, dropped))
     return affected_agents(space, current, proposed)
 
 
 def _resubmitted_fields(data) -> list[tuple[str, str]]:
-    return [(name, value) for name, value in data.items() if name not in ("csrfmiddlewaretoken", "confirmed")]
+    """Every posted value again (a checkbox marker repeats once per flag), for the confirmation form."""
+    return [
+        (name, value)
+        for name, values in data.lists()
+        if name not in ("csrfmiddlewaretoken", "confirmed")
+        for value in values
+    ]
 
 
 def setting_origins(space) -> dict[str, str]:
@@ -91,11 +53,10 @@ def setting_origins(space) -> dict[str, str]:
 
 
 def _reset_values(space, name: str) -> dict:
-    """The value that drops a space's override of ``name``: what the space would inherit."""
+    """The change that drops a space's override of ``name``, so that it inherits again."""
     if name not in (space.settings or {}):
         raise ValidationError({name: ["This space does not override it; there is nothing to reset."]})
-    inherited = {**defaults(), **(space.tenant.default_space_settings or {})}
-    return {name: inherited[name]}
+    return {name: None}
 
 
 def _readonly_rows(current: dict, origins: dict) -> list[dict]:
@@ -113,6 +74,11 @@ def _readonly_rows(current: dict, origins: dict) -> list[dict]:
     return rows
 
 
+def _groups(space) -> tuple[str, ...]:
+    """The setting groups a space's form shows: the shared-space section only for a shared space."""
+    return (GENERAL, SHARED) if space.kind == Space.Kind.SHARED else (GENERAL,)
+
+
 def _actor(request) -> str:
     return f"{request.membership.role} {request.user.username}"
 
@@ -128,12 +94,15 @@ def space_thresholds(request, external_id):
             raise PermissionDenied("Your role cannot change settings.")
         try:
             reset = request.POST.get("reset")
-            values = _reset_values(space, reset) if reset else values_from_form(request.POST, current)
+            if reset:
+                values = _reset_values(space, reset)
+            else:
+                values = changed_values(request.POST, current, space.settings, groups=_groups(space))
             agents = _agents_needing_confirmation(space, current, values, request.POST)
             if agents:
                 confirm = {"agents": agents, "fields": _resubmitted_fields(request.POST)}
                 raise _AwaitingConfirmation
-            changes = change_space_settings(space=space, values=values, actor=_actor(request))
+            changes = change_space_settings(space=space, changes=values, actor=_actor(request))
             messages.success(request, f"Saved {len(changes)} change(s); they take effect on the next turn.")
             return redirect("console:thresholds", external_id=space.external_id)
         except ValidationError as exc:
@@ -142,10 +111,10 @@ def space_thresholds(request, external_id):
             pass
     history = SettingsChange.objects.filter(space=space).order_by("-changed_at")[:20]
     context = {
-        "space": space, "current": current, "errors": errors, "history": history, "strategies": STRATEGIES,
+        "space": space, "current": current, "errors": errors, "history": history,
         "confirm": confirm, "shared": space.kind == Space.Kind.SHARED,
-        "search_keys_json": json.dumps(current["episode_search_keys"], indent=1),
-        "agent_keys_json": json.dumps(current["agent_search_keys"], indent=1),
+        "fields": form_fields(GENERAL, current, errors), "shared_fields": form_fields(SHARED, current, errors),
+        "rendered_from": rendered_from(current),
         "can_save": request.membership.role in OPERATOR_ROLES, "show_distances": may_see_distances(request),
         "origins": setting_origins(space), "readonly_rows": _readonly_rows(current, setting_origins(space)),
     }  # fmt: skip
@@ -183,7 +152,7 @@ def mark_pair(request, external_id):
     current = effective_settings(space)
     context = {"space": space, "current": current, "mark_errors": errors, **pair_marks_context(space, current)}
     if request.htmx:
-        return render(request, "console/_pair_marks.html", context, status=error_status(request, errors))
+        return render(request, "console/thresholds.html#pair_marks", context, status=error_status(request, errors))
     if errors:
         return bad_request(" ".join(errors))
     return redirect("console:thresholds", external_id=space.external_id)
@@ -195,7 +164,7 @@ def threshold_preview(request, external_id):
     space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
     current = effective_settings(space)
     try:
-        values = {**current, **clean_overrides(values_from_form(request.GET, current))}
+        values = {**current, **clean_overrides(changed_values(request.GET, current, space.settings))}
         errors = {}
     except ValidationError as exc:
         values, errors = current, exc.message_dict
@@ -208,19 +177,18 @@ def threshold_preview(request, external_id):
         sample = request.GET.get("sample_query", "")
         context.update(preview=preview(space=space, values=values, sample_query=sample), sample_query=sample,
                        show_text=True)  # fmt: skip
-    return render(request, "console/_threshold_preview.html", context, status=error_status(request, errors))
+    return render(request, "console/thresholds.html#threshold_preview", context, status=error_status(request, errors))
 
 
 @console_view(roles=OPERATOR_ROLES)
 def tenant_defaults(request):
     tenant = Tenant.objects.get(pk=request.membership.tenant_id)
-    current = {**defaults(), **(tenant.default_space_settings or {})}
+    current = merge_layers(tenant.default_space_settings)
     errors = {}
     if request.method == "POST":
         try:
-            changes = change_tenant_defaults(
-                tenant=tenant, values=values_from_form(request.POST, current), actor=_actor(request)
-            )
+            values = changed_values(request.POST, current, tenant.default_space_settings, groups=(GENERAL,))
+            changes = change_tenant_defaults(tenant=tenant, changes=values, actor=_actor(request))
             messages.success(request, f"Saved {len(changes)} change(s) to the tenant defaults.")
             return redirect("console:tenant-defaults")
         except ValidationError as exc:
@@ -229,6 +197,12 @@ def tenant_defaults(request):
     return render(
         request,
         "console/tenant_defaults.html",
-        {"current": current, "errors": errors, "history": history, "strategies": STRATEGIES},
+        {
+            "current": current,
+            "errors": errors,
+            "history": history,
+            "fields": form_fields(GENERAL, current, errors),
+            "rendered_from": rendered_from(current),
+        },  # fmt: skip
         status=error_status(request, errors),
     )

@@ -1,4 +1,8 @@
-"""Per-space settings with tenant-wide defaults: names, ranges and the effective value for a space.
+"""Per-space settings with tenant-wide defaults: the registry (names, ranges, labels) and the effective
+value for a space.
+
+The registry is the one list of settings: the API validates against it and the console builds its
+forms from it, so a Setting added here is settable through both with no other edit.
 
 The defaults of the distances are calibrated on the labelled set in eval/data (`make eval`);
 docs/quality.md shows the curves and says which operating point was chosen and why.
@@ -6,6 +10,7 @@ docs/quality.md shows the curves and says which operating point was chosen and w
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from typing import Any
@@ -27,6 +32,16 @@ class Setting:
     cleaner: Any = None
     # Settings that only matter in shared (agent) spaces.
     shared_only: bool = False
+    # What an operator reads beside the control; without one, the name in words.
+    label: str = ""
+    # A distance tuned on a slider from the minimum to here (the useful part of its range).
+    slider_max: float | None = None
+    # For an object with a fixed set of keys (one number each, between minimum and maximum).
+    keys: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        return self.label or self.name.replace("_", " ").capitalize()
 
     def clean(self, value):
         if self.cleaner is not None:
@@ -98,12 +113,22 @@ def clean_agent_search_keys(name: str, value) -> dict:
 SETTINGS = {
     s.name: s
     for s in [
-        Setting("dedup_distance", float, 0.07, 0.0, 1.0, "Cosine distance under which two facts of one kind merge."),
+        Setting(
+            "dedup_distance",
+            float,
+            0.07,
+            0.0,
+            1.0,
+            "Cosine distance under which two facts of one kind merge.",
+            label="Dedup distance",
+            slider_max=0.4,
+        ),
         Setting(
             "dedup_requires_same_terms",
             bool,
             True,
             help="Merge only statements whose content terms match (needed with the bundled embedding model).",
+            label="Merge only statements with the same terms",
         ),
         Setting(
             "recall_distance",
@@ -112,6 +137,8 @@ SETTINGS = {
             0.0,
             1.0,
             "Cosine distance under which a memory is recalled on meaning alone.",
+            label="Recall distance (meaning alone)",
+            slider_max=0.4,
         ),
         Setting(
             "corroborated_recall_distance",
@@ -120,10 +147,29 @@ SETTINGS = {
             0.0,
             1.0,
             "Up to this distance a memory is recalled only if a keyword or topic also matches, or it stands out.",
+            label="Recall distance with a keyword or topic match",
+            slider_max=0.4,
         ),
-        Setting("forget_floor", float, 0.06, 0.0, 1.0, "Cosine distance a memory must be under to be forgotten."),
-        Setting("max_deletions_per_request", int, 3, 1, 10, "Most memories one forget request may delete."),
-        Setting("recall_limit", int, 8, 1, 50, "Most memories returned by recall."),
+        Setting(
+            "forget_floor",
+            float,
+            0.06,
+            0.0,
+            1.0,
+            "Cosine distance a memory must be under to be forgotten.",
+            label="Forget floor",
+            slider_max=0.4,
+        ),
+        Setting(
+            "max_deletions_per_request",
+            int,
+            3,
+            1,
+            10,
+            "Most memories one forget request may delete.",
+            label="Most deletions per request",
+        ),
+        Setting("recall_limit", int, 8, 1, 50, "Most memories returned by recall.", label="Recall limit"),
         Setting(
             "max_entries_per_turn",
             int,
@@ -131,17 +177,42 @@ SETTINGS = {
             1,
             200,
             "Most entries one turn may write; the rest are rejected and recorded on the turn.",
+            label="Most entries one turn may write",
         ),
-        Setting("hybrid", bool, True, help="Fuse keyword and topic matches with vector similarity."),
+        Setting(
+            "hybrid",
+            bool,
+            True,
+            help="Fuse keyword and topic matches with vector similarity.",
+            label="Hybrid recall (keyword and topic beside vector)",
+        ),
         Setting(
             "strategy_weights",
             dict,
             {"vector": 1.0, "keyword": 1.0, "topic": 1.0, "messages": 0.5},
+            0.0,
+            5.0,
             help="Weight of each recall strategy in rank fusion.",
             cleaner=_clean_weights,
+            label="Strategy weights",
+            keys=STRATEGIES,
         ),
-        Setting("prompt_token_budget", int, 600, 50, 8000, "Most tokens in the prompt block."),
-        Setting("keep_transcripts", bool, False, help="Keep raw message text for transcript recall."),
+        Setting(
+            "prompt_token_budget",
+            int,
+            600,
+            50,
+            8000,
+            "Most tokens in the prompt block.",
+            label="Prompt token budget",
+        ),
+        Setting(
+            "keep_transcripts",
+            bool,
+            False,
+            help="Keep raw message text for transcript recall.",
+            label="Keep transcripts",
+        ),
         Setting(
             "episode_search_keys",
             dict,
@@ -149,6 +220,7 @@ SETTINGS = {
             help="Which input arguments count when matching episodes, with weights; empty: every argument, weight 1.",
             cleaner=clean_search_keys,
             shared_only=True,
+            label="Search keys: argument → weight (empty: every argument, weight 1)",
         ),
         Setting(
             "agent_search_keys",
@@ -157,6 +229,7 @@ SETTINGS = {
             help="Per agent, search keys that replace the space's for that agent.",
             cleaner=clean_agent_search_keys,
             shared_only=True,
+            label="Per-agent search keys: agent → {argument → weight}",
         ),
         Setting(
             "episode_min_score",
@@ -166,14 +239,25 @@ SETTINGS = {
             1.0,
             "Score an episode must reach to be returned as an example.",
             shared_only=True,
+            label="Episode example score (at least)",
         ),
-        Setting("episode_examples", int, 3, 1, 20, "Most episodes returned as examples.", shared_only=True),
+        Setting(
+            "episode_examples",
+            int,
+            3,
+            1,
+            20,
+            "Most episodes returned as examples.",
+            shared_only=True,
+            label="Examples returned",
+        ),
         Setting(
             "episode_hybrid",
             bool,
             True,
             help="Score arguments by meaning and shared keywords (off: meaning only).",
             shared_only=True,
+            label="Hybrid: meaning and shared keywords (off: meaning only)",
         ),
         Setting(
             "escalation_min_score",
@@ -183,6 +267,7 @@ SETTINGS = {
             1.0,
             "Score the best past resolution must reach to be applied instead of escalating.",
             shared_only=True,
+            label="Apply a past resolution at score",
         ),
         Setting(
             "duplicate_min_score",
@@ -192,19 +277,51 @@ SETTINGS = {
             1.0,
             "Score at which a new episode or resolution counts as a near-duplicate of a stored one.",
             shared_only=True,
+            label="Near-duplicate at score",
         ),
         # Retention (memory/forgetting/retention.py, enforced by the sweep); 0 keeps forever.
-        Setting("task_retention_days", int, 30, 0, 3650, "Days a task lives after its last change (0: no limit)."),
+        Setting(
+            "task_retention_days",
+            int,
+            30,
+            0,
+            3650,
+            "Days a task lives after its last change (0: no limit).",
+            label="Days a task lives after its last change, 0: no limit",
+        ),
         Setting(
             "task_expires_with_session",
             bool,
             True,
             help="A task from a closed session expires (closed: ended, or idle for session_idle_hours).",
+            label="A task expires with its session",
         ),
-        Setting("session_idle_hours", int, 24, 1, 8760, "Hours without a message after which a session is closed."),
-        Setting("event_retention_days", int, 365, 0, 36500, "Days an event is kept after it happened (0: no limit)."),
         Setting(
-            "transcript_retention_days", int, 30, 0, 3650, "Days a kept transcript line's text lives (0: no limit)."
+            "session_idle_hours",
+            int,
+            24,
+            1,
+            8760,
+            "Hours without a message after which a session is closed.",
+            label="Hours without a message that close a session",
+        ),
+        Setting(
+            "event_retention_days",
+            int,
+            365,
+            0,
+            36500,
+            "Days an event is kept after it happened (0: no limit).",
+            label="Days an event is kept, 0: no limit",
+        ),
+        Setting(
+            "transcript_retention_days",
+            int,
+            30,
+            0,
+            3650,
+            "Days a kept transcript line's text lives (0: no limit).",
+            label="Days a kept transcript line lives, 0: no limit",
         ),
     ]
 }
@@ -227,12 +344,42 @@ def defaults() -> dict:
     return {name: setting.default for name, setting in SETTINGS.items()}
 
 
+# The effective settings of recently used spaces, in this process. An entry is used only while the two
+# layers it was merged from equal the ones the caller holds, and callers hold the layers read with the
+# space row (every lookup joins the tenant): a save by any path in any process — an API PATCH, a console
+# save, a bare UPDATE — is seen by the next request that reads the row, with no invalidation to miss.
+_MERGED: dict[tuple, tuple[dict, dict, dict]] = {}
+_MERGED_LIMIT = 10_000
+
+
 def effective_settings(space) -> dict:
     """Built-in defaults, overridden by the tenant's defaults, overridden by the space's own settings."""
+    space_layer = space.settings or {}
+    tenant_layer = space.tenant.default_space_settings or {}
+    key = (space.tenant_id, space.pk)
+    entry = _MERGED.get(key)
+    if entry is not None and entry[0] == space_layer and entry[1] == tenant_layer:
+        return dict(entry[2])  # a copy: a caller that changes a value changes only its own
+    merged = merge_layers(tenant_layer, space_layer)
+    if space.pk is not None:
+        if len(_MERGED) >= _MERGED_LIMIT:
+            _MERGED.clear()
+        # Copies, so that a layer changed in place later (before a save) cannot change what was cached.
+        _MERGED[key] = (copy.deepcopy(space_layer), copy.deepcopy(tenant_layer), copy.deepcopy(merged))
+    return merged
+
+
+def merge_layers(*layers: dict) -> dict:
+    """The built-in defaults with each layer on top (an object with fixed keys, like the strategy weights,
+    merges key by key).
+
+    >>> merge_layers({"recall_limit": 3}, {"strategy_weights": {"keyword": 2}})["strategy_weights"]["keyword"]
+    2
+    """
     merged = defaults()
-    for layer in (space.tenant.default_space_settings, space.settings):
+    for layer in layers:
         for name, value in (layer or {}).items():
-            if name == "strategy_weights":
+            if name in SETTINGS and SETTINGS[name].keys:
                 merged[name] = {**merged[name], **value}
             elif name in merged:
                 merged[name] = value

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.http import Http404
 
 from core.errors import Conflict
-from tenants import space_settings
+from tenants import settings_service, space_settings
 from tenants.keyring import get_keyring
 from tenants.models import Space, Tenant, external_id_validator
 from tenants.space_keys import create_space_key, data_key_cache
@@ -57,29 +57,13 @@ def create_space(
 def update_space(
     *, space: Space, display_name: str | None = None, settings: dict | None = None, actor: str = ""
 ) -> Space:
-    """Change the display name and/or merge settings overrides (``null`` for a setting drops the override).
-
-    Every setting whose effective value changes is recorded (who, from, to)."""
-    from tenants.settings_changes import record_changes
-
-    fields = []
-    before = space_settings.effective_settings(space)
+    """Change the display name and/or the settings overrides (tenants.settings_service: a value sets an
+    override, ``null`` drops it; every setting whose effective value changes is recorded)."""
+    if settings is not None:
+        settings_service.change_space_settings(space=space, changes=settings, actor=actor or "api")
     if display_name is not None:
         space.display_name = display_name
-        fields.append("display_name")
-    if settings is not None:
-        if not isinstance(settings, dict):
-            raise ValidationError({"settings": ["Must be an object."]})
-        dropped = {name for name, value in settings.items() if value is None}
-        merged = {k: v for k, v in space.settings.items() if k not in dropped}
-        merged.update(space_settings.clean_overrides({k: v for k, v in settings.items() if v is not None}))
-        space.settings = merged
-        fields.append("settings")
-    if fields:
-        space.save(update_fields=fields)
-    if settings is not None:
-        record_changes(tenant_id=space.tenant_id, space=space, actor=actor or "api",
-                       before=before, after=space_settings.effective_settings(space))  # fmt: skip
+        space.save(update_fields=["display_name"])
     return space
 
 
