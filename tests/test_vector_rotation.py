@@ -77,19 +77,19 @@ def sorted_magnitudes(rows: np.ndarray) -> np.ndarray:
     return np.sort(np.abs(rows), axis=1)
 
 
-def invariant_attack_hits(stored: np.ndarray, guesses: np.ndarray) -> int:
-    """An attacker who knows the construction and the public mixer: strip as many public mixing
-    steps as they like from the stored rows and the guesses, and match rows to guesses by the
-    magnitudes a keyed signed permutation cannot hide. The best of those tries counts."""
+def invariant_attack_hits(stored: np.ndarray, guesses: np.ndarray) -> np.ndarray:
+    """An attacker who knows the construction and the public mixer: strip public mixing steps from
+    the stored rows and from the guesses, and match rows to guesses by the magnitudes a keyed signed
+    permutation cannot hide. The rows each of those six strategies matches to their own guess."""
     mixer = public_mixer()
-    best = 0
+    hits = []
     for stored_side in (stored, stored @ mixer.T):
         for guess_side in (guesses, guesses @ mixer, guesses @ mixer @ mixer):
             distance = np.linalg.norm(
                 sorted_magnitudes(stored_side)[:, None, :] - sorted_magnitudes(guess_side)[None, :, :], axis=2
             )
-            best = max(best, int(np.sum(np.argmin(distance, axis=1) == np.arange(len(stored)))))
-    return best
+            hits.append(int(np.sum(np.argmin(distance, axis=1) == np.arange(len(stored)))))
+    return np.array(hits)
 
 
 def as_stored(rows: np.ndarray) -> np.ndarray:
@@ -108,30 +108,31 @@ def nearest_row_hits(stored: np.ndarray, guesses: np.ndarray) -> int:
 
 
 def test_an_attacker_who_knows_the_construction_matches_rows_no_better_than_chance(public_facts):
-    naive = invariant = unmixed = 0
+    naive, invariant, unmixed = 0, np.zeros(6, int), np.zeros(6, int)
     for key in keys(20):
         stored = as_stored(rotation_from_key(key).apply(public_facts))
         naive += nearest_row_hits(stored, public_facts)
         invariant += invariant_attack_hits(stored, public_facts)
         unmixed += invariant_attack_hits(as_stored(keyed_signed_permutation(key).apply(public_facts)), public_facts)
-    # Chance is 1 in 12 (20 of 240); 45 is more than five standard deviations above it. The invariant
-    # attack is the best of six tries per space, so its chance level is a little higher.
+    # Chance is 1 in 12 (20 of 240); 45 is more than five standard deviations above it, for the
+    # naive attack and for the best of the six invariant strategies.
     assert naive <= 45, naive
-    assert invariant <= 55, invariant
+    assert invariant.max() <= 45, invariant
     # The same invariant attack on a keyed signed permutation alone (no mixing) finds every row.
-    assert unmixed >= 20 * len(FACTS) - 2, unmixed
+    assert unmixed.max() >= 20 * len(FACTS) - 2, unmixed
 
 
 def test_the_same_sentences_in_two_spaces_are_not_linked_row_by_row(public_facts):
-    linked = trials = 0
+    linked, invariant, trials = 0, np.zeros(6, int), 0
     pairs = keys(20)
     for first, second in zip(pairs[0::2], pairs[1::2], strict=True):
         a = as_stored(rotation_from_key(first).apply(public_facts))
         b = as_stored(rotation_from_key(second).apply(public_facts))
         linked += nearest_row_hits(a, b)
-        linked += invariant_attack_hits(a, b)
-        trials += 2 * len(FACTS)
-    assert linked <= 40, f"{linked} of {trials} rows linked"  # chance: about 20
+        invariant += invariant_attack_hits(a, b)
+        trials += len(FACTS)
+    assert linked <= 25, f"{linked} of {trials} rows linked"  # chance: 10 of 120
+    assert invariant.max() <= 25, invariant
 
 
 @pytest.mark.django_db
