@@ -1,7 +1,7 @@
 """Stored vectors move from the first version's dense rotation per space to the structured transform
 (keyed signed permutations around a public mixer; docs/decisions/0006-vectors-keyed-per-space.md,
-"Structured rotation"). Reversible. Costs ~30 ms a space (deriving the old matrix) plus the rows:
-about five minutes for 10,000 spaces. All or nothing: the move is not idempotent, so a half-done run
+"Structured rotation"). Reversible. Costs 50–100 ms a space (deriving the old matrix) plus the
+rows: up to ~17 minutes for 10,000 spaces. All or nothing: the move is not idempotent, so a half-done run
 must roll back rather than be run again over the spaces it finished."""
 
 from django.db import migrations
