@@ -49,11 +49,13 @@ QUERIES = [
 ]
 
 
-def store(space, texts=FACTS, public_vectors=None) -> list[Memory]:
+def store(space, texts=FACTS, public_vectors=None, *, keyed_vectors=None) -> list[Memory]:
     """Rows as the writer stores them; ``public_vectors`` (the model's vectors of ``texts``) saves
-    embedding the same sentences again for every space."""
+    embedding the same sentences again for every space; ``keyed_vectors`` are stored as given."""
     with scope.tenant_scope(space.tenant_id, space):
-        if public_vectors is None:
+        if keyed_vectors is not None:
+            vectors = keyed_vectors
+        elif public_vectors is None:
             vectors = embed_for_space(space.id, texts)
         else:
             vectors = into_space(space.id, public_vectors)
@@ -112,14 +114,15 @@ def test_distances_within_a_space_are_the_models_within_float16_noise(space_a):
 
 
 def test_each_space_has_its_own_rotation_and_a_key_always_gives_the_same_one(space_a, space_a2):
+    identity = np.eye(384, dtype=np.float32)
     with scope.tenant_scope(space_a.tenant_id, space_a):
-        first = vectors.rotation_cache.rotation(space_a.id)
+        first = vectors.rotation_cache.rotation(space_a.id).apply(identity)
     with scope.tenant_scope(space_a2.tenant_id, space_a2):
-        second = vectors.rotation_cache.rotation(space_a2.id)
-    assert np.allclose(first @ first.T, np.eye(len(first)), atol=1e-5)
+        second = vectors.rotation_cache.rotation(space_a2.id).apply(identity)
+    assert np.allclose(first @ first.T, identity, atol=1e-5)
     assert not np.allclose(first, second, atol=0.1)
     key = bytes(range(32))
-    assert np.array_equal(rotation_from_key(key), rotation_from_key(key))
+    assert np.array_equal(rotation_from_key(key).apply(identity), rotation_from_key(key).apply(identity))
 
 
 def recall_view(space, query, **overrides):
@@ -128,12 +131,21 @@ def recall_view(space, query, **overrides):
     return [(hit["content"], hit["score"]["distance"]) for hit in result.hits]
 
 
+class PlainVectors:
+    """A space without the transform: what was stored before vectors were keyed."""
+
+    def apply(self, vectors):
+        return vectors
+
+    invert = apply
+
+
 def test_recall_top_k_is_the_same_with_and_without_the_transform(tenant_a, monkeypatch):
     keyed, plain = make_space(tenant_a, "keyed"), make_space(tenant_a, "plain")
     real_rotation = vectors.rotation_cache.rotation
 
     def rotation(space_id):
-        return np.eye(384, dtype=np.float32) if str(space_id) == str(plain.id) else real_rotation(space_id)
+        return PlainVectors() if str(space_id) == str(plain.id) else real_rotation(space_id)
 
     monkeypatch.setattr(vectors.rotation_cache, "rotation", rotation)
     store(keyed)

@@ -1,10 +1,15 @@
 """Embeddings at rest are keyed per space: each space's vectors are stored rotated by a secret
-orthogonal matrix derived from the space's data key (docs/decisions/0006-vectors-keyed-per-space.md).
+orthogonal transform derived from the space's data key (docs/decisions/0006-vectors-keyed-per-space.md).
 
 A rotation keeps every dot product, so cosine distances between two vectors of the same space are
 what they were without it — recall, de-duplication, episodes and the thresholds preview compare
 rotated with rotated and need no change. A stored vector is no longer comparable with the public
 model's embedding of a guess, and once the space's data key is erased its vectors mean nothing.
+
+The transform is structured so that a space nobody asked about for a while costs microseconds, not a
+QR decomposition: keyed sign flips and a keyed permutation of the coordinates, then a fixed public
+orthogonal mixing matrix, three rounds, and a last keyed signed permutation. Only the signs and
+permutations are secret (9 KB a space); the mixing matrix is one per process.
 
 Every vector that goes into a space's column or is compared with one comes from ``embed_for_space``
 (or ``into_space`` for vectors that were embedded elsewhere, e.g. an import's).
@@ -14,11 +19,13 @@ Every vector that goes into a space's column or is compared with one comes from 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import threading
 import uuid
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import numpy as np
 from cryptography.hazmat.primitives.hashes import SHA256
@@ -28,18 +35,23 @@ from memory.models import EMBEDDING_DIMENSIONS
 from memory.text.embeddings import get_embedder
 from tenants.space_keys import data_key_for
 
-ROTATION_INFO = b"engram-vector-rotation|v1"
-# One matrix is 384 x 384 float32 (590 kB): 64 busy spaces cost ~38 MB per process. Deriving one
-# for a space not in the cache costs ~30 ms (QR of 384 x 384, single-threaded BLAS).
-CACHE_MAX_ENTRIES = 64
+ROTATION_INFO = b"engram-vector-rotation|v2"
+# The first version's dense Haar rotation per space; kept only so migrations can undo it.
+DENSE_ROTATION_INFO_V1 = b"engram-vector-rotation|v1"
+# Public on purpose: the mixer is the same for every space and every installation; the secret is in
+# the signs and permutations around it.
+MIXER_SEED = hashlib.sha256(b"engram-vector-mixer|v2").digest()
+MIXING_ROUNDS = 3
+# One entry is 4 x 384 int16 permutations + 4 x 384 float32 signs (9 KB, ~10 KB with the data key
+# and bookkeeping): 1,024 spaces cost ~10 MB per process. A miss costs ~0.1 ms (HKDF, SHAKE-256, argsort).
+CACHE_MAX_ENTRIES = 1024
 
 
-def rotation_from_key(data_key: bytes, dimensions: int = EMBEDDING_DIMENSIONS) -> np.ndarray:
-    """A uniformly random orthogonal matrix, determined by the data key alone.
+def haar_matrix(seed: bytes, dimensions: int = EMBEDDING_DIMENSIONS) -> np.ndarray:
+    """A uniformly random orthogonal matrix, determined by the 32-byte ``seed`` alone (~15–30 ms).
 
-    The random numbers come from SHAKE-256 of an HKDF of the key, not from numpy's generators, whose
-    streams may change between numpy versions: the same key must give the same matrix forever."""
-    seed = HKDF(algorithm=SHA256(), length=32, salt=None, info=ROTATION_INFO).derive(data_key)
+    The random numbers come from SHAKE-256 of the seed, not from numpy's generators, whose streams
+    may change between numpy versions: the same seed must give the same matrix forever."""
     words = np.frombuffer(hashlib.shake_256(seed).digest(dimensions * dimensions * 8), dtype="<u4")
     uniform = (words.astype(np.float64) + 0.5) / 2.0**32
     # Box-Muller: two uniforms give one standard normal; a Gaussian matrix's QR factor is Haar-uniform.
@@ -48,16 +60,86 @@ def rotation_from_key(data_key: bytes, dimensions: int = EMBEDDING_DIMENSIONS) -
     return (q * np.sign(np.diag(r))).astype(np.float32)
 
 
+@functools.cache
+def public_mixer(dimensions: int = EMBEDDING_DIMENSIONS) -> np.ndarray:
+    """The fixed orthogonal matrix between the keyed rounds (0.6 MB, derived once per process)."""
+    mixer = haar_matrix(MIXER_SEED, dimensions)
+    mixer.flags.writeable = False
+    return mixer
+
+
+@dataclass(frozen=True, eq=False)
+class SpaceRotation:
+    """One space's transform: x → S₃P₃·G·S₂P₂·G·S₁P₁·G·S₀P₀·x, with P keyed permutations, S keyed
+    sign flips and G the public mixer. A product of orthogonal maps, so exactly orthogonal (up to
+    float32 rounding, ~1e-6)."""
+
+    permutations: np.ndarray  # (MIXING_ROUNDS + 1, dimensions) int16
+    signs: np.ndarray  # (MIXING_ROUNDS + 1, dimensions) float32, each ±1
+
+    def apply(self, vectors: np.ndarray) -> np.ndarray:
+        """Rows of model space → rows of this space."""
+        mixer = public_mixer(vectors.shape[1])
+        out = vectors[:, self.permutations[0]] * self.signs[0]
+        for permutation, signs in zip(self.permutations[1:], self.signs[1:], strict=True):
+            out = (out @ mixer)[:, permutation] * signs
+        return out
+
+    def invert(self, vectors: np.ndarray) -> np.ndarray:
+        """Rows of this space → rows of model space (the transpose, undone step by step)."""
+        mixer = public_mixer(vectors.shape[1])
+        out = vectors
+        for permutation, signs in zip(self.permutations[:0:-1], self.signs[:0:-1], strict=True):
+            out = _unpermute(out * signs, permutation) @ mixer.T
+        return _unpermute(out * self.signs[0], self.permutations[0])
+
+    @property
+    def nbytes(self) -> int:
+        return self.permutations.nbytes + self.signs.nbytes
+
+
+def _unpermute(vectors: np.ndarray, permutation: np.ndarray) -> np.ndarray:
+    undone = np.empty_like(vectors)
+    undone[:, permutation] = vectors
+    return undone
+
+
+def rotation_from_key(data_key: bytes, dimensions: int = EMBEDDING_DIMENSIONS) -> SpaceRotation:
+    """The space's transform, determined by its data key alone (~0.1 ms).
+
+    Permutations are the stable argsort of 64-bit words of SHAKE-256 (a uniformly random
+    permutation; a tie, at odds of ~4·10⁻¹⁵, falls back to index order, still deterministic); signs are
+    its bits. The same key must give the same transform forever, so nothing here comes from numpy's
+    generators."""
+    seed = HKDF(algorithm=SHA256(), length=32, salt=None, info=ROTATION_INFO).derive(data_key)
+    steps = MIXING_ROUNDS + 1
+    order_bytes, sign_bytes = steps * dimensions * 8, (steps * dimensions + 7) // 8
+    stream = hashlib.shake_256(seed).digest(order_bytes + sign_bytes)
+    order = np.frombuffer(stream[:order_bytes], dtype="<u8").reshape(steps, dimensions)
+    bits = np.unpackbits(np.frombuffer(stream[order_bytes:], dtype=np.uint8))[: steps * dimensions]
+    return SpaceRotation(
+        permutations=np.argsort(order, axis=1, kind="stable").astype(np.int16),
+        signs=(1.0 - 2.0 * bits.astype(np.float32)).reshape(steps, dimensions),
+    )
+
+
+def dense_rotation_v1(data_key: bytes, dimensions: int = EMBEDDING_DIMENSIONS) -> np.ndarray:
+    """The first version's transform (a dense Haar rotation per space, ~30 ms to derive): only the
+    migrations that key vectors under it, or move them from it to today's, still need it."""
+    seed = HKDF(algorithm=SHA256(), length=32, salt=None, info=DENSE_ROTATION_INFO_V1).derive(data_key)
+    return haar_matrix(seed, dimensions)
+
+
 class _RotationCache:
-    """Space id → (data key, matrix), bounded, least recently used out. The data key is kept with the
-    matrix so an erased or replaced key is never answered from the cache."""
+    """Space id → (data key, transform), bounded, least recently used out. The data key is kept with
+    the transform so an erased or replaced key is never answered from the cache."""
 
     def __init__(self, max_entries: int):
-        self._entries: OrderedDict[uuid.UUID, tuple[bytes, np.ndarray]] = OrderedDict()
+        self._entries: OrderedDict[uuid.UUID, tuple[bytes, SpaceRotation]] = OrderedDict()
         self._lock = threading.Lock()
         self.max_entries = max_entries
 
-    def rotation(self, space_id) -> np.ndarray:
+    def rotation(self, space_id) -> SpaceRotation:
         space_id = uuid.UUID(str(space_id))
         data_key = data_key_for(space_id)  # raises SpaceKeyUnavailable once the space is erased
         with self._lock:
@@ -65,17 +147,21 @@ class _RotationCache:
             if entry is not None and hmac.compare_digest(entry[0], data_key):
                 self._entries.move_to_end(space_id)
                 return entry[1]
-        matrix = rotation_from_key(data_key)
+        rotation = rotation_from_key(data_key)
         with self._lock:
-            self._entries[space_id] = (data_key, matrix)
+            self._entries[space_id] = (data_key, rotation)
             self._entries.move_to_end(space_id)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
-        return matrix
+        return rotation
 
     def forget(self, space_id) -> None:
         with self._lock:
             self._entries.pop(uuid.UUID(str(space_id)), None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -84,16 +170,20 @@ class _RotationCache:
 rotation_cache = _RotationCache(CACHE_MAX_ENTRIES)
 
 
+def _rows(vectors) -> np.ndarray:
+    return np.asarray(vectors, dtype=np.float32).reshape(-1, EMBEDDING_DIMENSIONS)
+
+
 def into_space(space_id, vectors) -> np.ndarray:
     """Model vectors (rows) → how this space stores and compares them."""
-    vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, EMBEDDING_DIMENSIONS)
-    return vectors @ rotation_cache.rotation(space_id) if len(vectors) else vectors
+    vectors = _rows(vectors)
+    return rotation_cache.rotation(space_id).apply(vectors) if len(vectors) else vectors
 
 
 def out_of_space(space_id, vectors) -> np.ndarray:
     """This space's stored vectors (rows) → the model's own vectors (the export writes these)."""
-    vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, EMBEDDING_DIMENSIONS)
-    return vectors @ rotation_cache.rotation(space_id).T if len(vectors) else vectors
+    vectors = _rows(vectors)
+    return rotation_cache.rotation(space_id).invert(vectors) if len(vectors) else vectors
 
 
 def embed_for_space(space_id, texts: list[str], *, query: bool = False) -> np.ndarray:
@@ -103,13 +193,36 @@ def embed_for_space(space_id, texts: list[str], *, query: bool = False) -> np.nd
     return into_space(space_id, get_embedder().embed(texts, query=query, cache_scope=str(space_id)))
 
 
+def into_space_v1(space_id, vectors) -> np.ndarray:
+    """Model vectors → the first version's keyed vectors (migrations only; not cached)."""
+    vectors = _rows(vectors)
+    return vectors @ dense_rotation_v1(data_key_for(uuid.UUID(str(space_id)))) if len(vectors) else vectors
+
+
+def out_of_space_v1(space_id, vectors) -> np.ndarray:
+    """The first version's keyed vectors → model vectors (migrations only; not cached)."""
+    vectors = _rows(vectors)
+    return vectors @ dense_rotation_v1(data_key_for(uuid.UUID(str(space_id)))).T if len(vectors) else vectors
+
+
+def v1_to_current(space_id, vectors) -> np.ndarray:
+    """Vectors keyed by the first version's dense rotation → keyed by today's transform."""
+    return into_space(space_id, out_of_space_v1(space_id, vectors))
+
+
+def current_to_v1(space_id, vectors) -> np.ndarray:
+    """The reverse of ``v1_to_current``."""
+    return into_space_v1(space_id, out_of_space(space_id, vectors))
+
+
 STORED_VECTOR_TABLES = ("memory_memory", "memory_episodekey")
 
 
 def rekey_stored_vectors(transform=into_space) -> int:
-    """Apply ``transform`` (``into_space`` or ``out_of_space``) to every stored vector of every space,
-    one committed transaction per space. For the one-off migration of vectors stored before they were
-    keyed (and its reversal); raw SQL, so it does not depend on today's models. Returns the rows changed."""
+    """Apply ``transform`` (e.g. ``into_space``, ``out_of_space``, ``v1_to_current``) to every stored
+    vector of every space, one transaction per space (a savepoint when a migration runs it, so the
+    migration is all or nothing: the transforms are not idempotent). Raw SQL, so it does not depend on
+    today's models. Returns the rows changed."""
     from django.db import connection
 
     from tenants import scope
