@@ -100,7 +100,7 @@ def ensure_mem0_venv() -> Path:
     probe = [str(python), "-c", f"import importlib.metadata as m; assert m.version('mem0ai') == '{MEM0_VERSION}'"]
     if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
         return python
-    print(f"installing mem0ai=={MEM0_VERSION} into {MEM0_VENV.relative_to(ROOT)}…", file=sys.stderr, flush=True)
+    print(f"installing mem0ai=={MEM0_VERSION} into {MEM0_VENV}…", file=sys.stderr, flush=True)
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(MEM0_VENV)], check=True, capture_output=True, text=True)
     subprocess.run(
@@ -156,7 +156,14 @@ class Mem0Side:
             text=True,
             env=env,
         )
-        self._read()  # {"ready": true}
+        self.error = ""
+        try:
+            self._read()  # {"ready": true}
+        except (RuntimeError, ValueError):
+            self.process.kill()
+            self.process.wait()
+            self.stderr.close()
+            raise
 
     def _read(self) -> dict:
         line = self.process.stdout.readline()
@@ -169,9 +176,17 @@ class Mem0Side:
         return reply
 
     def command(self, verb: str, start: int, end: int) -> dict:
-        self.process.stdin.write(f"{verb} {start} {end}\n")
-        self.process.stdin.flush()
-        return self._read()
+        """The side's reply; ``{}`` once it has failed (``error`` says why), so the Engram side carries on."""
+        if self.error:
+            return {}
+        try:
+            self.process.stdin.write(f"{verb} {start} {end}\n")
+            self.process.stdin.flush()
+            return self._read()
+        except (RuntimeError, OSError, ValueError) as exc:
+            self.error = f"{exc.__class__.__name__}: {exc}"
+            print(f"mem0 side failed: {self.error}", file=sys.stderr, flush=True)
+            return {}
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -358,8 +373,8 @@ def alternate_ingest(api: EngramApi, mem0: Mem0Side | None, spaces: list[dict], 
         def mem0_block(s=start, e=end):
             if mem0 is not None:
                 reply = mem0.command("ingest", s, e)
-                figures["mem0_add_ms"].extend(reply["add_ms"])
-                figures["mem0_ingest_seconds"] += reply["seconds"]
+                figures["mem0_add_ms"].extend(reply.get("add_ms", []))
+                figures["mem0_ingest_seconds"] += reply.get("seconds", 0.0)
 
         for step in (engram_block, mem0_block) if block % 2 else (mem0_block, engram_block):
             step()
@@ -379,7 +394,7 @@ def alternate_recall(api: EngramApi, mem0: Mem0Side | None, questions: list[dict
 
         def mem0_block(s=start, e=end):
             if mem0 is not None:
-                mem0_results.extend(mem0.command("search", s, e)["results"])
+                mem0_results.extend(mem0.command("search", s, e).get("results", []))
 
         for step in (engram_block, mem0_block) if block % 2 else (mem0_block, engram_block):
             step()
@@ -407,6 +422,8 @@ def run(workload: dict) -> dict:
     figures: dict = {"spaces": len(workload["spaces"]), "facts": sum(len(s["facts"]) for s in workload["spaces"]),
                      "questions": len(workload["questions"])}  # fmt: skip
     spaces, questions = workload["spaces"], workload["questions"]
+    figures["load_before"] = os.getloadavg()[0]
+    started = time.time()
     with (
         throwaway_database("engram_mem0_bench"),
         tempfile.TemporaryDirectory() as folder,
@@ -432,8 +449,9 @@ def run(workload: dict) -> dict:
                 folder,
             )  # fmt: skip
         except (subprocess.CalledProcessError, RuntimeError, OSError) as exc:
-            detail = getattr(exc, "stderr", None) or ""
-            figures["mem0_error"] = f"{exc.__class__.__name__}: {exc} {detail[-1500:]}".strip()
+            # pip and the side print the cause last (pip's first lines list every version it saw).
+            detail = " ".join((getattr(exc, "stderr", None) or "").strip().splitlines()[-2:])
+            figures["mem0_error"] = f"{exc.__class__.__name__}: {exc}" + (f" — {detail}" if detail else "")
             print(f"mem0 side unavailable: {figures['mem0_error']}", file=sys.stderr, flush=True)
         try:
             fact_ids: dict = {}
@@ -465,8 +483,11 @@ def run(workload: dict) -> dict:
                 api.close()
         finally:
             if mem0 is not None:
+                if mem0.error:
+                    figures["mem0_error"] = mem0.error
                 mem0.close()
                 drop_mem0_database()
+    figures["load_after"], figures["minutes"] = os.getloadavg()[0], (time.time() - started) / 60
     return figures
 
 
@@ -516,11 +537,13 @@ def report(figures: dict, workload: dict) -> str:
         "an OpenAI-compatible `/embeddings` endpoint. Engram as a server (production settings, DEBUG off) on a "
         "throw-away database, in-process embeddings, offline extractor; facts stored as turns "
         "(`POST .../turns?wait=true`: the API has no direct write of a memory), recall `POST .../recall` over a "
-        "kept-alive loopback connection, timed by the client. Each Engram server is paired with its own mem0 pass.",
+        "kept-alive loopback connection, timed by the client. Each Engram server is paired with its own mem0 pass. "
+        f"The run took {figures['minutes']:.1f} min; the machine's load average was {figures['load_before']:.2f} "
+        f"before and {figures['load_after']:.2f} after (on {os.cpu_count()} cores, shared with whatever else ran).",
         "",
     ]
     if "mem0_error" in figures:
-        lines += [f"**mem0 could not run here:** `{figures['mem0_error'][:600]}`", ""]
+        lines += [f"**mem0 could not run here:** `{figures['mem0_error'][-800:]}`", ""]
     lines += [
         "| Engram server | mem0 recall p50 / p95 | of which mem0's embedding call | Engram recall p50 / p95 | "
         f"Engram p95 / mem0 p95 (target ≤ 0.6) | recall@{TOP_K} mem0 / Engram |",
@@ -536,7 +559,12 @@ def report(figures: dict, workload: dict) -> str:
             f"| {name} | {p50_p95(ms(mem0))} | {p50_p95(ms(mem0, 'embed_ms'))} | {p50_p95(ms(engram))} | {ratio} | "
             f"{hits(mem0)} / {hits(engram)} of {len(engram)} |"
         )
-    mem0_rate = len(figures["mem0_add_ms"]) / figures["mem0_ingest_seconds"] if figures["mem0_add_ms"] else 0
+    mem0_ingest = (
+        f"mem0 {len(figures['mem0_add_ms']) / figures['mem0_ingest_seconds']:.1f} memories/s, "
+        f"{p50_p95(figures['mem0_add_ms'])} per add (stored as given, no extraction)"
+        if figures["mem0_add_ms"]
+        else "mem0 –"
+    )
     engram_rate = len(figures["engram_turn_ms"]) / figures["engram_ingest_seconds"]
     lines += [
         "",
@@ -544,8 +572,7 @@ def report(figures: dict, workload: dict) -> str:
         f"behind HTTP); Engram's engine in process {p50_p95(figures['query_embedding_ms'])} (the engine the "
         "server uses, in the benchmark's process, right after each block of recalls).",
         "",
-        f"Ingest: mem0 {mem0_rate:.1f} memories/s, {p50_p95(figures['mem0_add_ms'])} per add (stored as given, no "
-        f"extraction); Engram (gunicorn) {engram_rate:.1f} turns/s, {p50_p95(figures['engram_turn_ms'])} per turn "
+        f"Ingest: {mem0_ingest}; Engram (gunicorn) {engram_rate:.1f} turns/s, {p50_p95(figures['engram_turn_ms'])} per turn "
         f"(extract, ground, embed, de-duplicate, write). Engram stored an entry for {figures['stored']} of "
         f"{figures['facts']} facts; a fact never stored counts as a miss.",
         "",

@@ -1,9 +1,13 @@
 """The mem0 comparison's workload and its reading of responses: a benchmark that counts misses must ask
 answerable questions, and a fact the pipeline never stores must not hide behind the recall figure."""
 
+import json
+import sys
+from pathlib import Path
+
 import pytest
 
-from bench.mem0_compare import parse_server_timing
+from bench.mem0_compare import Mem0Side, parse_server_timing
 from bench.recall_workload import FACT_KINDS, VALUES, build_workload
 
 
@@ -63,10 +67,19 @@ def test_an_impossible_size_is_refused_rather_than_quietly_repeating_facts(size,
 
 
 def test_server_timing_is_read_by_name_and_malformed_entries_are_skipped():
-    header = "embed;dur=9.5, db;desc=\"sql\";dur=2.25, cache, broken;dur=abc, total;dur=12"
+    header = 'embed;dur=9.5, db;desc="sql";dur=2.25, cache, broken;dur=abc, total;dur=12'
     assert parse_server_timing(header) == {"embed": 9.5, "db": 2.25, "total": 12.0}
     assert parse_server_timing(None) == {}
     assert parse_server_timing("") == {}
+
+
+def test_a_mem0_side_that_cannot_start_says_why(tmp_path):
+    """Engram's own environment has no mem0: the side dies at import, and the error carries its reason."""
+    workload = tmp_path / "workload.json"
+    workload.write_text(json.dumps(build_workload(spaces=1, facts_per_space=1, questions=1)))
+    config = {"conninfo": "", "embedding_url": "", "history_db_path": str(tmp_path / "history.db")}
+    with pytest.raises(RuntimeError, match="No module named 'mem0'"):
+        Mem0Side(Path(sys.executable), str(workload), config, str(tmp_path))
 
 
 @pytest.mark.django_db
