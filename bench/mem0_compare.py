@@ -427,11 +427,9 @@ def run(workload: dict) -> dict:
     with (
         throwaway_database("engram_mem0_bench"),
         tempfile.TemporaryDirectory() as folder,
-        embeddings_endpoint() as (
-            embedding_url,
-            handled_ms,
-        ),
+        embeddings_endpoint() as endpoint,
     ):
+        embedding_url, handled_ms = endpoint
         env = server_env(connection.settings_dict["NAME"])
         connection.close()
         key = issue_key(env)
@@ -453,6 +451,8 @@ def run(workload: dict) -> dict:
             detail = " ".join((getattr(exc, "stderr", None) or "").strip().splitlines()[-2:])
             figures["mem0_error"] = f"{exc.__class__.__name__}: {exc}" + (f" — {detail}" if detail else "")
             print(f"mem0 side unavailable: {figures['mem0_error']}", file=sys.stderr, flush=True)
+            with contextlib.suppress(Exception):
+                drop_mem0_database()
         try:
             fact_ids: dict = {}
             # gunicorn first: the facts go in through it (runserver adds a fixed delay to every request, see
