@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 DEV_ENV := ENGRAM_DEBUG=1
 
-.PHONY: run serve test fuzz lint stop db-start db-status migrate bench eval eval-long load venv
+.PHONY: run serve test fuzz lint stop db-start db-status migrate bench bench-mem0 eval eval-long load venv
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -71,6 +71,11 @@ test: $(STAMP)
 
 bench: db-start
 	$(PY) -m bench.run_all
+
+# Recall against mem0 on the same workload (installs mem0 into var/mem0-venv on first use): writes the
+# "Recall against mem0" section of docs/benchmarks.md. `$(PY) -m bench.mem0_compare --small` is a quick smoke run.
+bench-mem0: db-start
+	$(PY) -m bench.mem0_compare
 
 # Five minutes of locust against gunicorn + worker on loopback: writes the "Load" section of docs/benchmarks.md.
 load: db-start
