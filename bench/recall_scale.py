@@ -12,7 +12,7 @@ Then, at the large size: the ratio of the two p95s (flat with size: target ≤ 1
 by probe space size, the query plan of the candidate statement, and correctness (the served vector
 top-k against an exact numpy scan of the same space).
 
-Usage: ``python -m bench.recall_scale 100000 1000`` (rows, spaces); ``make bench`` runs 100k/1k.
+Usage: ``python -m bench.recall_scale 100000 1000 [200]`` (rows, spaces, requests); ``make bench`` runs 100k/1k.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def fill(tenant, spaces_and_counts, rng, progress):
         register_vector(raw)
         columns = (
             "id, tenant_id, space_id, kind, content, topic, topic_digest, keyword_digests, embedding, "
-            "importance, mention_count, created_at, updated_at"
+            "importance, mention_count, superseded_reason, origin_digest, created_at, updated_at"
         )
         with raw.cursor() as cursor:
             # COPY is refused on a table under row-level security: copy into a temporary table,
@@ -72,7 +72,7 @@ def fill(tenant, spaces_and_counts, rng, progress):
             with cursor.copy(f"COPY memory_staging ({columns}) FROM STDIN WITH (FORMAT BINARY)") as copy:
                 copy.set_types(
                     ["uuid", "uuid", "uuid", "varchar", "bytea", "bytea", "varchar", "varchar[]", "halfvec",
-                     "float8", "int4", "timestamptz", "timestamptz"]
+                     "float8", "int4", "varchar", "varchar", "timestamptz", "timestamptz"]
                 )  # fmt: skip
                 for space, count in spaces_and_counts:
                     key = keys[space.id]
@@ -85,7 +85,7 @@ def fill(tenant, spaces_and_counts, rng, progress):
                         copy.write_row(
                             (ids[i], tenant.id, space.id, "fact", seal(content, key=key, aad=aad), None, "",
                              keyword_digests(space.id, [word, str(i)]), HalfVector(vectors[i]),
-                             float(rng.random()), 1, now, now)
+                             float(rng.random()), 1, "", "", now, now)
                         )  # fmt: skip
                     if space.external_id.startswith("probe-"):
                         kept[space.id] = (ids, vectors)
@@ -208,7 +208,7 @@ def main(rows: int = 100_000, n_spaces: int = 1_000, queries: int = 200) -> str:
 
         def explained(execute, sql, params, many, context):
             """Records the plan of the candidate statement, then runs it as usual."""
-            if "nearest_per_vector" in sql:
+            if "query_vector" in sql:
                 execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + sql, params, many, context)
                 plan.extend(line for (line,) in context["cursor"].fetchall())
             return execute(sql, params, many, context)
@@ -267,5 +267,5 @@ def keyword_digests_of(space, words):
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:3]]
+    args = [int(a) for a in sys.argv[1:4]]
     print(main(*args))

@@ -63,21 +63,21 @@ def candidate_rows(
 ) -> list[Memory]:
     """The candidate memories of ``space`` for these query vectors and digests (one statement)."""
     statement = _Statement(space_id=space.id, kinds=kinds)
-    ctes = []
+    parts: dict[str, str] = {}
     if vectors is not None:
-        ctes += statement.nearest(vectors)
+        parts.update(statement.nearest(vectors))
     if keyword_digests:
-        ctes += statement.keyword(keyword_digests)
+        parts.update(statement.keyword(keyword_digests))
     if topic_digests:
-        ctes += statement.topical(sorted(topic_digests))
-    if not ctes:
+        parts.update(statement.topical(sorted(topic_digests)))
+    if not parts:
         return []
     if vectors is not None:
-        ctes += statement.judged(bounds, keyword=bool(keyword_digests), topical=bool(topic_digests))
-    sources = [name for name, present in (("nearest", vectors is not None), ("keyword", bool(keyword_digests)),
-               ("topical", bool(topic_digests))) if present]  # fmt: skip
-    sql = "WITH " + ",\n".join(ctes) + "\n" + statement.select(sources)
-    return list(Memory.objects.raw(sql, statement.params))
+        parts.update(statement.judged(bounds, keyword="keyword" in parts, topical="topical" in parts))
+    # Every part MATERIALIZED, so each is computed once: inlined, a part read for every row of
+    # another (the passing filter's window, the useful digests) was re-run per row.
+    ctes = ",\n".join(f"{name} AS MATERIALIZED (\n{body}\n)" for name, body in parts.items())
+    return list(Memory.objects.raw(f"WITH {ctes}\n{statement.select(set(parts))}", statement.params))
 
 
 class _Statement:
@@ -99,115 +99,107 @@ class _Statement:
             clause += " AND m.kind = ANY(%s::varchar[])"
         return clause
 
-    def nearest(self, vectors: np.ndarray) -> list[str]:
+    def nearest(self, vectors: np.ndarray) -> dict[str, str]:
         # Text literals parsed as halfvec: the same value the ORM's CosineDistance sends.
         values = ", ".join(f"({n}, %s::halfvec)" for n in range(len(vectors)))
         self.params += [Vector(vector).to_text() for vector in vectors]
-        query_vector = f"query_vector(n, v) AS (VALUES {values})"
         # Per query vector the nearest statements (also those too far to pass: the gap to the
-        # runner-up matters), then per row the nearest of its distances.
-        per_vector = f"""nearest_per_vector AS (
-    SELECT q.n, hit.id, hit.distance, hit.position
-    FROM query_vector q CROSS JOIN LATERAL (
-        SELECT scan.id, scan.distance, row_number() OVER (ORDER BY scan.distance) AS position
-        FROM (
-            SELECT m.id, m.embedding <=> q.v AS distance FROM memory_memory m
-            WHERE {self._active(statements_only=True)}
-            ORDER BY m.embedding <=> q.v LIMIT {VECTOR_CANDIDATES}
-        ) scan
-    ) hit
-)"""
-        nearest = """nearest AS (
-    SELECT DISTINCT ON (id) id, distance, min(n * 1000 + position) OVER (PARTITION BY id) AS first_seen
-    FROM nearest_per_vector ORDER BY id, distance, n
-)"""
-        return [query_vector, per_vector, nearest]
+        # runner-up matters), then per row the nearest of its distances and where it was first met.
+        nearest = f"""    SELECT DISTINCT ON (id) id, distance,
+           min(n * 1000 + position) OVER (PARTITION BY id) AS first_seen
+    FROM (
+        SELECT q.n, hit.id, hit.distance, hit.position FROM query_vector q CROSS JOIN LATERAL (
+            SELECT scan.id, scan.distance, row_number() OVER (ORDER BY scan.distance) AS position FROM (
+                SELECT m.id, m.embedding <=> q.v AS distance FROM memory_memory m
+                WHERE {self._active(statements_only=True)}
+                ORDER BY m.embedding <=> q.v LIMIT {VECTOR_CANDIDATES}
+            ) scan
+        ) hit
+    ) per_vector
+    ORDER BY id, distance, n"""
+        return {"query_vector(n, v)": f"    VALUES {values}", "nearest": nearest}
 
-    def keyword(self, digests: list[str]) -> list[str]:
-        # How many of the space's statements carry each digest (whatever kinds were asked for).
-        frequency = f"""digest_frequency AS (
-    SELECT d, count(*) AS carried_by FROM memory_memory m, unnest(m.keyword_digests) AS d
-    WHERE {self._active(statements_only=True, with_kinds=False)} AND d = ANY(%s::varchar[])
-    GROUP BY d
-)"""
-        self.params.append(digests)
-        total = f"""statement_count AS (
-    SELECT count(*) AS total FROM memory_memory m WHERE {self._active(statements_only=True, with_kinds=False)}
-)"""
-        useful = """useful_digests AS (
-    SELECT coalesce(array_agg(f.d), '{}')::varchar[] AS digests FROM digest_frequency f, statement_count c
-    WHERE c.total < %s OR f.carried_by::float8 / nullif(c.total, 0) <= %s::float8
-)"""
-        self.params += [COMMON_TOKEN_MIN_ROWS, COMMON_TOKEN_SHARE]
-        keyword = f"""keyword AS (
-    SELECT id, matched, row_number() OVER (ORDER BY matched DESC, importance DESC) AS rank FROM (
+    def keyword(self, digests: list[str]) -> dict[str, str]:
+        # Which query digests are useful: carried by some of the space's statements (whatever kinds
+        # were asked for), and by at most half of them once there are a few.
+        useful = f"""    SELECT coalesce(array_agg(d), '{{}}')::varchar[] AS digests FROM (
+        SELECT d, count(*) AS carried_by, max(statements.total) AS total
+        FROM (
+            SELECT m.keyword_digests, count(*) OVER () AS total FROM memory_memory m
+            WHERE {self._active(statements_only=True, with_kinds=False)}
+        ) statements, unnest(statements.keyword_digests) AS d
+        WHERE d = ANY(%s::varchar[])
+        GROUP BY d
+    ) frequency
+    WHERE total < %s OR carried_by::float8 / total <= %s::float8"""
+        self.params += [digests, COMMON_TOKEN_MIN_ROWS, COMMON_TOKEN_SHARE]
+        keyword = f"""    SELECT id, matched, row_number() OVER (ORDER BY matched DESC, importance DESC) AS rank FROM (
         SELECT m.id, m.importance,
                cardinality(ARRAY(SELECT unnest(m.keyword_digests) INTERSECT SELECT unnest(u.digests))) AS matched
         FROM memory_memory m, useful_digests u
         WHERE {self._active(statements_only=False)} AND m.keyword_digests && u.digests
         ORDER BY matched DESC, m.importance DESC LIMIT {VECTOR_CANDIDATES}
-    ) matches
-)"""
-        return [frequency, total, useful, keyword]
+    ) matches"""
+        return {"useful_digests": useful, "keyword": keyword}
 
-    def topical(self, digests: list[str]) -> list[str]:
-        topical = f"""topical AS (
-    SELECT id, row_number() OVER (ORDER BY importance DESC) AS rank FROM (
+    def topical(self, digests: list[str]) -> dict[str, str]:
+        topical = f"""    SELECT id, row_number() OVER (ORDER BY importance DESC) AS rank FROM (
         SELECT m.id, m.importance FROM memory_memory m
         WHERE {self._active(statements_only=False)} AND m.topic_digest = ANY(%s::varchar[])
         ORDER BY m.importance DESC LIMIT {VECTOR_CANDIDATES}
-    ) matches
-)"""
+    ) matches"""
         self.params.append(digests)
-        return [topical]
+        return {"topical": topical}
 
-    def judged(self, bounds: MeaningBounds, *, keyword: bool, topical: bool) -> list[str]:
+    def judged(self, bounds: MeaningBounds, *, keyword: bool, topical: bool) -> dict[str, str]:
+        """The vector candidates that pass on meaning, with their rank among those that pass."""
         corroborating = [*(["k.id IS NOT NULL"] if keyword else []), *(["t.id IS NOT NULL"] if topical else [])]
         stands_out = "(n.nearest_position = 1 AND coalesce(n.runner_up - n.distance >= %s::float8, false))"
         joins = ("LEFT JOIN keyword k ON k.id = n.id " if keyword else "") + (
             "LEFT JOIN topical t ON t.id = n.id" if topical else ""
         )
-        judged = f"""judged AS (
-    SELECT n.id, n.distance, n.first_seen,
-           n.distance <= %s::float8
-           OR (n.distance <= %s::float8 AND ({" OR ".join([*corroborating, stands_out])})) AS passes
+        judged = f"""    SELECT id,
+           CASE WHEN passes THEN row_number() OVER (PARTITION BY passes ORDER BY distance, first_seen) END
+           AS vector_rank
     FROM (
-        SELECT id, distance, first_seen, row_number() OVER w AS nearest_position, lead(distance) OVER w AS runner_up
-        FROM nearest WINDOW w AS (ORDER BY distance, first_seen)
-    ) n {joins}
-)"""
+        SELECT n.id, n.distance, n.first_seen,
+               n.distance <= %s::float8
+               OR (n.distance <= %s::float8 AND ({" OR ".join([*corroborating, stands_out])})) AS passes
+        FROM (
+            SELECT id, distance, first_seen,
+                   row_number() OVER w AS nearest_position, lead(distance) OVER w AS runner_up
+            FROM nearest WINDOW w AS (ORDER BY distance, first_seen)
+        ) n {joins}
+    ) verdicts"""
         self.params += [bounds.alone, max(bounds.corroborated, bounds.alone), STANDOUT_MARGIN]
-        vector = """vector_passing AS (
-    SELECT id, row_number() OVER (ORDER BY distance, first_seen) AS rank FROM judged WHERE passes
-)"""
-        return [judged, vector]
+        return {"judged": judged}
 
-    def select(self, sources: list[str]) -> str:
-        has = set(sources)
-        candidates = " UNION ".join(f"SELECT id FROM {name}" for name in sources)
-        if "nearest" in has:
-            distance = "coalesce(n.distance, m.embedding <=> (SELECT v FROM query_vector WHERE n = 0))"
+    def select(self, parts: set[str]) -> str:
+        """One row per candidate: its shown columns and what each strategy said about it."""
+        tagged = []
+        if "nearest" in parts:
+            tagged += [
+                "SELECT id, distance, first_seen, NULL::bigint, NULL::bigint, NULL::int, NULL::bigint FROM nearest",
+                "SELECT id, NULL, NULL, vector_rank, NULL, NULL, NULL FROM judged",
+            ]
+        if "keyword" in parts:
+            tagged.append("SELECT id, NULL, NULL, NULL, rank, matched, NULL FROM keyword")
+        if "topical" in parts:
+            tagged.append("SELECT id, NULL, NULL, NULL, NULL, NULL, rank FROM topical")
+        if "nearest" in parts:  # a keyword or topic match's distance is to the query itself
+            distance = "coalesce(c.distance, m.embedding <=> (SELECT v FROM query_vector WHERE n = 0))"
         else:
-            distance = "NULL::float8"
-        columns = [
-            f"{distance} AS distance",
-            "n.first_seen AS nearest_position" if "nearest" in has else "NULL::bigint AS nearest_position",
-            "vp.rank AS vector_rank" if "nearest" in has else "NULL::bigint AS vector_rank",
-            "k.rank AS keyword_rank" if "keyword" in has else "NULL::bigint AS keyword_rank",
-            "k.matched AS matched_tokens" if "keyword" in has else "0 AS matched_tokens",
-            "t.rank AS topic_rank" if "topical" in has else "NULL::bigint AS topic_rank",
-        ]
-        joins = []
-        if "nearest" in has:
-            joins += ["LEFT JOIN nearest n ON n.id = m.id", "LEFT JOIN vector_passing vp ON vp.id = m.id"]
-        if "keyword" in has:
-            joins.append("LEFT JOIN keyword k ON k.id = m.id")
-        if "topical" in has:
-            joins.append("LEFT JOIN topical t ON t.id = m.id")
+            distance = "c.distance"
         self.params.append(self.space_id)
-        return (
-            f"SELECT {SHOWN_COLUMNS}, {', '.join(columns)}\n"
-            f"FROM ({candidates}) candidate JOIN memory_memory m ON m.id = candidate.id\n"
-            + "\n".join(joins)
-            + "\nWHERE m.space_id = %s"
-        )
+        return f"""SELECT {SHOWN_COLUMNS}, {distance} AS distance, c.nearest_position, c.vector_rank,
+       c.keyword_rank, coalesce(c.matched_tokens, 0) AS matched_tokens, c.topic_rank
+FROM (
+    SELECT id, max(distance) AS distance, max(nearest_position) AS nearest_position,
+           max(vector_rank) AS vector_rank, max(keyword_rank) AS keyword_rank,
+           max(matched_tokens) AS matched_tokens, max(topic_rank) AS topic_rank
+    FROM (
+        {" UNION ALL ".join(tagged)}
+    ) AS tagged (id, distance, nearest_position, vector_rank, keyword_rank, matched_tokens, topic_rank)
+    GROUP BY id
+) c JOIN memory_memory m ON m.id = c.id
+WHERE m.space_id = %s"""
