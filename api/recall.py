@@ -6,22 +6,29 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.access import READ, space_in_scope
+from api.access import READ
 from api.memory_serializers import RecallInput, RecallOutput
+from api.server_timing import ServerTimingMixin
 from memory.provenance import attach_sources
 from memory.recall import search, synthesis
+from tenants import scope, spaces
 
 
-class Recall(APIView):
+class Recall(ServerTimingMixin, APIView):
     required_scopes = {"POST": READ}
 
     @extend_schema(request=RecallInput, responses=RecallOutput)
     def post(self, request, external_id):
-        space = space_in_scope(request, external_id)
+        space = spaces.find_space(tenant=request.auth.tenant_id, external_id=external_id)
         data = RecallInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        result = search.recall(space=space, query=values["query"], limit=values.get("limit"), kinds=values.get("kinds"))
+        # The space's scope travels in the round trip of recall's own statement (tenants/scope.py).
+        with scope.scope_with_next_statement(space.tenant_id, space):
+            result = search.recall(
+                space=space, query=values["query"], limit=values.get("limit"), kinds=values.get("kinds")
+            )
+        request.server_timing = result.timings
         if values["provenance"]:
             attach_sources(space, result.hits)
         body = {"memories": result.hits, "prompt": result.prompt}

@@ -4,6 +4,13 @@ A request resolves its tenant once (API key, console login) and, for the turn lo
 ``enter_scope`` then writes both into the transaction with ``set_config(..., is_local => true)``,
 so the scope ends with the transaction and can never leak to the next request on a pooled
 connection. Outside a request, ``tenant_scope`` opens the transaction itself.
+
+``scope_with_next_statement`` sets the same scope in the round trip of the next statement instead
+of a round trip of its own (psycopg's pipeline mode): the server still runs ``set_config`` as a
+statement of its own, strictly before the next one, and an error in it aborts the pipeline before
+the next statement runs. Putting ``set_config`` inside the query itself (a CTE) would not be safe:
+PostgreSQL does not order a CTE before the row-level-security quals of the same statement, which
+read ``current_setting`` as a stable value, possibly once, at executor start.
 """
 
 from __future__ import annotations
@@ -12,7 +19,10 @@ import contextlib
 import uuid
 from collections.abc import Iterator
 
+import psycopg
 from django.db import connection, transaction
+
+SCOPE_SQL = "SELECT set_config(%s, %s, true), set_config(%s, %s, true)"
 
 TENANT_SETTING = "engram.tenant_id"
 SPACE_SETTING = "engram.space_id"
@@ -33,26 +43,67 @@ def _set(name: str, value: str) -> None:
         cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
 
 
-def _get(name: str) -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(current_setting(%s, true), '')", [name])
-        return cursor.fetchone()[0]
-
-
 def _as_text(value) -> str:
     if value is None:
         return ""
     return str(value.pk if hasattr(value, "pk") else uuid.UUID(str(value)))
 
 
+def _scope_parameters(tenant, space) -> list[str]:
+    return [TENANT_SETTING, _as_text(tenant), SPACE_SETTING, _as_text(space)]
+
+
 def enter_scope(tenant, space=None) -> None:
     """Scope the current transaction to a tenant (a Tenant or its id) and optionally one space."""
-    _set(TENANT_SETTING, _as_text(tenant))
-    _set(SPACE_SETTING, _as_text(space))
+    if not connection.in_atomic_block:
+        raise ScopeRequiresTransaction("the scope can only be set inside transaction.atomic()")
+    with connection.cursor() as cursor:
+        cursor.execute(SCOPE_SQL, _scope_parameters(tenant, space))
+
+
+@contextlib.contextmanager
+def scope_with_next_statement(tenant, space=None) -> Iterator[None]:
+    """Like ``enter_scope``, but sent in the same round trip as the next statement of the block.
+
+    Every statement through Django's connection in the block sees the scope: the first one carries
+    it (pipelined ahead of it, see the module docstring). A block that runs no statement sets it
+    when it ends, so code after the block runs in the scope exactly as after ``enter_scope``.
+    """
+    if not connection.in_atomic_block:
+        raise ScopeRequiresTransaction("the scope can only be set inside transaction.atomic()")
+    pending = _scope_parameters(tenant, space)
+    outer_transaction = connection.atomic_blocks[0]
+
+    def carry_scope(execute, sql, params, many, context):
+        if not pending:
+            return execute(sql, params, many, context)
+        if not connection.in_atomic_block or connection.atomic_blocks[0] is not outer_transaction:
+            # Never carry a scope into another transaction than the one it was entered in.
+            raise ScopeRequiresTransaction("a pipelined scope must be used in the transaction that entered it")
+        scope_parameters = list(pending)
+        pending.clear()
+        if isinstance(context["cursor"].cursor, psycopg.ServerCursor):
+            # A named (server-side) cursor cannot run in a pipeline: one round trip more, same scope.
+            context["cursor"].execute(SCOPE_SQL, scope_parameters)
+            return execute(sql, params, many, context)
+        with context["connection"].connection.pipeline():
+            context["cursor"].execute(SCOPE_SQL, scope_parameters)
+            return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(carry_scope):
+        yield
+    if pending:
+        enter_scope(tenant, space)
 
 
 def current_scope() -> tuple[str, str]:
-    return _get(TENANT_SETTING), _get(SPACE_SETTING)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(current_setting(%s, true), ''), coalesce(current_setting(%s, true), '')",
+            [TENANT_SETTING, SPACE_SETTING],
+        )
+        tenant, space = cursor.fetchone()
+    return tenant, space
 
 
 @contextlib.contextmanager
@@ -63,8 +114,7 @@ def tenant_scope(tenant, space=None) -> Iterator[None]:
         enter_scope(tenant, space)
         yield
         if not connection.needs_rollback:  # a rolled-back block reverts set_config by itself
-            _set(TENANT_SETTING, previous[0])
-            _set(SPACE_SETTING, previous[1])
+            enter_scope(previous[0] or None, previous[1] or None)
 
 
 @contextlib.contextmanager
@@ -88,5 +138,8 @@ def allow_membership_lookup(user_id: int) -> None:
 
 
 def clear_scope() -> None:
-    for name in (TENANT_SETTING, SPACE_SETTING, API_KEY_PREFIX_SETTING, USER_SETTING, MAINTENANCE_SETTING):
-        _set(name, "")
+    names = (TENANT_SETTING, SPACE_SETTING, API_KEY_PREFIX_SETTING, USER_SETTING, MAINTENANCE_SETTING)
+    if not connection.in_atomic_block:
+        raise ScopeRequiresTransaction("the scope can only be cleared inside transaction.atomic()")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(["set_config(%s, '', true)"] * len(names)), list(names))

@@ -18,17 +18,15 @@ playground can show exactly why.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 
 import numpy as np
-from django.db import connection
-from django.db.models.expressions import RawSQL
-from pgvector.django import CosineDistance
 
 from memory.models import Memory, Message
+from memory.recall.candidates import VECTOR_CANDIDATES, MeaningBounds, candidate_rows
 from memory.recall.cross_language import translated_tokens
 from memory.recall.prompt_block import build_prompt, line_for
 from memory.recall.query_analysis import QueryAnalysis, analyse_query
+from memory.recall.timings import Timings
 from memory.telemetry import traced
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.embeddings import EmbeddingUnavailable
@@ -36,11 +34,7 @@ from memory.text.vectors import embed_for_space
 from tenants.space_settings import effective_settings
 
 RRF_K = 60
-VECTOR_CANDIDATES = 50
-COMMON_TOKEN_SHARE = 0.5
-COMMON_TOKEN_MIN_ROWS = 4
 ENDED_TASK_FACTOR = 0.5
-STANDOUT_MARGIN = 0.03
 
 
 @dataclasses.dataclass
@@ -84,6 +78,8 @@ class RecallResult:
     analysis: QueryAnalysis
     settings: dict
     warning: str = ""
+    # Milliseconds per phase: "embed" (the query's vectors), "db" (the candidate statements).
+    timings: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 def _query_vectors(space, query: str, analysis: QueryAnalysis) -> np.ndarray:
@@ -94,78 +90,24 @@ def _query_vectors(space, query: str, analysis: QueryAnalysis) -> np.ndarray:
     return embed_for_space(space.id, [query, *analysis.phrases])
 
 
-def _with_distance(queryset, vector):
-    return queryset.annotate(distance=CosineDistance("embedding", vector))
+def _passing_by_meaning(nearest: dict) -> list:
+    """Vector matches that pass (judged in SQL, see ``candidates.MeaningBounds``), in their vector rank."""
+    return sorted((m for m in nearest.values() if m.vector_rank is not None), key=lambda m: m.vector_rank)
 
 
-def _maybe_distance(queryset, vectors):
-    return _with_distance(queryset, vectors[0]) if vectors is not None else queryset
+def _useful_digests(space_id, tokens: set[str]) -> list[str]:
+    """The query tokens as blind-index digests; which of them are too common is decided in SQL."""
+    tokens = {t for t in tokens if t}
+    return keyword_digests(space_id, tokens) if tokens else []
 
 
-def _token_frequencies(space_id, digests: list[str]) -> tuple[Counter, int]:
-    """How many of the space's active statements carry each digest, and how many there are."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT d, count(*) FROM memory_memory, unnest(keyword_digests) AS d
-            WHERE space_id = %s AND superseded_by_id IS NULL AND kind <> 'topic' AND d = ANY(%s::varchar[])
-            GROUP BY d
-            """,
-            [space_id, digests],
-        )
-        frequency = Counter(dict(cursor.fetchall()))
-        cursor.execute(
-            "SELECT count(*) FROM memory_memory WHERE space_id = %s AND superseded_by_id IS NULL AND kind <> 'topic'",
-            [space_id],
-        )
-        return frequency, cursor.fetchone()[0]
-
-
-def _vector_candidates(active, vectors: np.ndarray) -> dict:
-    """The nearest rows per query vector (also those too far to pass: the gap to the runner-up matters)."""
-    best: dict = {}
-    for vector in vectors:
-        rows = _with_distance(active, vector)
-        for memory in rows.order_by("distance")[:VECTOR_CANDIDATES]:
-            current = best.get(memory.pk)
-            if current is None or memory.distance < current.distance:
-                best[memory.pk] = memory
-    return best
-
-
-def _passing_by_meaning(nearest: dict, scored: dict, *, alone: float, corroborated: float) -> list:
-    """Vector matches that pass, nearest first.
-
-    Distances from this embedding model are compressed and shift by language (a relevant Russian or
-    Japanese statement often sits at 0.05–0.10, an English one at 0.12–0.15, unrelated ones from
-    0.13 up), so one absolute cut either drops relevant memories or returns unrelated ones.
-    A statement therefore passes on meaning alone only within ``alone``; up to ``corroborated`` it
-    needs a second signal: the keyword or topic strategy found it too, or it stands out — it is the
-    nearest statement and the next one is at least STANDOUT_MARGIN farther (docs/quality.md).
-    """
-    ordered = sorted(nearest.values(), key=lambda m: m.distance)
-    corroborated = max(corroborated, alone)
-    passing = []
-    for index, memory in enumerate(ordered):
-        if memory.distance <= alone:
-            passing.append(memory)
-        elif memory.distance <= corroborated:
-            ranks = scored[memory.pk].ranks
-            stands_out = index == 0 and len(ordered) > 1 and ordered[1].distance - memory.distance >= STANDOUT_MARGIN
-            if "keyword" in ranks or "topic" in ranks or stands_out:
-                passing.append(memory)
-    return passing
-
-
-def _useful_tokens(space_id, tokens: set[str]) -> dict[str, str]:
-    """Query tokens (as digests) that occur in the space and are not too common to mean anything."""
-    digests = {keyword_digests(space_id, [t])[0]: t for t in tokens if t}
-    if not digests:
-        return {}
-    frequency, total = _token_frequencies(space_id, list(digests))
-    if total >= COMMON_TOKEN_MIN_ROWS:
-        return {d: t for d, t in digests.items() if frequency[d] and frequency[d] / total <= COMMON_TOKEN_SHARE}
-    return {d: t for d, t in digests.items() if frequency[d]}
+def _first_found(memory) -> tuple:
+    """The order the strategies met a row in before: vector candidates, then keyword, then topic."""
+    if memory.nearest_position is not None:
+        return (0, memory.nearest_position)
+    if memory.keyword_rank is not None:
+        return (1, memory.keyword_rank)
+    return (2, memory.topic_rank)
 
 
 @traced(
@@ -193,6 +135,7 @@ def recall(
     passed (the question is about what this customer said), the room left after the passing rows is
     filled with the next nearest statements (see ``_filled``); an account with nothing close enough
     still gets ``[]``."""
+    timings = Timings()
     settings = {**effective_settings(space), **(overrides or {})}
     limit = limit or settings["recall_limit"]
     threshold = settings["recall_distance"]
@@ -205,70 +148,47 @@ def recall(
         )
     warning = ""
     try:
-        vectors = _query_vectors(space, query, analysis)
+        with timings.measure("embed"):
+            vectors = _query_vectors(space, query, analysis)
     except EmbeddingUnavailable as exc:
         # Recall must not take the turn down with it: keyword and topic matches still work.
         vectors, warning = None, f"vector search skipped: {exc}"
 
-    # Never load the stored vectors: distances are computed in SQL.
-    active = Memory.objects.filter(space=space, superseded_by__isnull=True).only(
-        "id",
-        "space_id",
-        "kind",
-        "content",
-        "topic",
-        "importance",
-        "event_at",
-        "updated_at",
-        "task_session_id",
-        "keyword_digests",
-    )
-    if kinds:
-        active = active.filter(kind__in=kinds)
-    scored: dict = {}
-
-    def entry(memory) -> Scored:
-        if memory.pk not in scored:
-            scored[memory.pk] = Scored(item=memory, kind=memory.kind, distance=getattr(memory, "distance", None))
-        return scored[memory.pk]
-
-    # A topic row's content is only its name: a word that is near any short query. Topics are
-    # matched by their key, never by vector.
-    statements = active.exclude(kind="topic")
-    nearest = _vector_candidates(statements, vectors) if vectors is not None else {}
-    for memory in nearest.values():
-        entry(memory)
+    digests: list[str] = []
+    topic_digests: set[str] = set()
     if settings["hybrid"]:
         # The query's words in the other supported languages count as keywords too: a question in
         # one language about a fact stated in another shares no token with it (memory/recall/cross_language.py).
-        useful = _useful_tokens(space.id, analysis.keywords | translated_tokens(query))
-        if useful:
-            matched = RawSQL(
-                "cardinality(ARRAY(SELECT unnest(keyword_digests) INTERSECT SELECT unnest(%s::varchar[])))",
-                [list(useful)],
-            )
-            matches = (
-                _maybe_distance(active.filter(keyword_digests__overlap=list(useful)), vectors)
-                .annotate(matched=matched)
-                .order_by("-matched", "-importance")[:VECTOR_CANDIDATES]
-            )
-            for rank, memory in enumerate(matches, start=1):
-                item = entry(memory)
-                item.matched_tokens = memory.matched
-                item.ranks["keyword"] = rank
+        digests = _useful_digests(space.id, analysis.keywords | translated_tokens(query))
         topic_digests = {topic_digest(space.id, key) for key in analysis.topic_keys if key}
         topic_digests.discard("")
-        if topic_digests:
-            topical = _maybe_distance(active.filter(topic_digest__in=topic_digests), vectors).order_by("-importance")
-            for rank, memory in enumerate(topical[:VECTOR_CANDIDATES], start=1):
-                entry(memory).ranks["topic"] = rank
-        if settings["keep_transcripts"] and not kinds:
+    with timings.measure("db"):
+        rows = candidate_rows(
+            space=space,
+            vectors=vectors,
+            kinds=kinds,
+            keyword_digests=digests,
+            topic_digests=topic_digests,
+            bounds=MeaningBounds(alone=threshold, corroborated=settings["corroborated_recall_distance"]),
+        )
+    rows.sort(key=_first_found)
+    # A topic row's content is only its name: a word that is near any short query. Topics are
+    # matched by their key, never by vector (the nearest candidates are statements only).
+    nearest = {m.pk: m for m in rows if m.nearest_position is not None}
+    scored: dict = {}
+    for memory in rows:
+        item = Scored(item=memory, kind=memory.kind, distance=memory.distance)
+        if memory.keyword_rank is not None:
+            item.ranks["keyword"] = memory.keyword_rank
+            item.matched_tokens = memory.matched_tokens
+        if memory.topic_rank is not None:
+            item.ranks["topic"] = memory.topic_rank
+        scored[memory.pk] = item
+    if settings["hybrid"] and settings["keep_transcripts"] and not kinds:
+        with timings.measure("db"):
             _transcript_candidates(space, analysis, scored)
 
-    passing = _passing_by_meaning(
-        nearest, scored, alone=threshold, corroborated=settings["corroborated_recall_distance"]
-    )
-    for rank, memory in enumerate(passing, start=1):
+    for rank, memory in enumerate(_passing_by_meaning(nearest), start=1):
         scored[memory.pk].ranks["vector"] = rank
 
     for item in scored.values():
@@ -299,6 +219,7 @@ def recall(
         analysis=analysis,
         settings=settings,
         warning=warning,
+        timings=timings.milliseconds,
     )
 
 
