@@ -623,7 +623,7 @@ def report(figures: dict, workload: dict) -> str:
             "gunicorn) is not Engram's code: `runserver` (wsgiref) writes the status line, the headers and the body "
             "in separate small packets with Nagle's algorithm on, so the body waits for the client's delayed ACK "
             "(the same delay tests/model_servers.py switches off for the embeddings server). Every request through "
-            "it pays this, which is most of the gap between the two servers' recall figures.",
+            "it pays this.",
             "",
         ]
     return "\n".join(lines)
