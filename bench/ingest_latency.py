@@ -11,6 +11,7 @@ measured per stage (exclusive wall time: a stage's time excludes the stages it c
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import sys
 import time
@@ -143,7 +144,8 @@ def main(turns: int = 120) -> str:
             rows = Memory.objects.count()
 
         # The same turns as the API without wait, then the worker: its embedding cache has none of them.
-        requests, worker = [], []
+        requests, worker, worker_cpu = [], [], []
+        load_before = os.getloadavg()[0]
         clock = StageClock()
         original_embedding = pipeline.embed_for_space
         pipeline.embed_for_space = uncached_embedding
@@ -154,11 +156,13 @@ def main(turns: int = 120) -> str:
                         started = time.perf_counter()
                         taken = take_turn(space=worker_space, message=text, session_id=f"s{index // 5}", actor="bench")
                         requests.append((time.perf_counter() - started) * 1000)
-                        started = time.perf_counter()
+                        started, started_cpu = time.perf_counter(), time.process_time()
                         pipeline.attempt_turn(taken.turn)
                         worker.append((time.perf_counter() - started) * 1000)
+                        worker_cpu.append((time.process_time() - started_cpu) * 1000)
         finally:
             pipeline.embed_for_space = original_embedding
+        load_after = os.getloadavg()[0]
     total_ms = sum(requests) + sum(worker)
     stage_rows = "\n".join(
         f"| {stage} | {seconds * 1000 / turns:.1f} | {seconds * 1000 / total_ms * 100:.0f}% |"
@@ -187,7 +191,11 @@ def main(turns: int = 120) -> str:
         f"| | p50 | p95 | max |\n|---|---|---|---|\n"
         f"| turn request (no wait) | {median(requests):.1f} ms | {percentile(requests, 95):.1f} ms "
         f"| {max(requests):.1f} ms |\n"
-        f"| worker pipeline alone | {p50:.1f} ms | {percentile(worker, 95):.1f} ms | {max(worker):.1f} ms |\n\n"
+        f"| worker pipeline alone | {p50:.1f} ms | {percentile(worker, 95):.1f} ms | {max(worker):.1f} ms |\n"
+        f"| worker pipeline alone, CPU time of this process (the database's excluded) | {median(worker_cpu):.1f} ms "
+        f"| {percentile(worker_cpu, 95):.1f} ms | {max(worker_cpu):.1f} ms |\n\n"
+        f"Load average (1 min) on the machine while this ran: {load_before:.1f} before, {load_after:.1f} after "
+        f"({os.cpu_count()} cores); wall times above grow with it, CPU time much less.\n\n"
         f"Target for the pipeline: ≤ {TARGET_PIPELINE_P50_MS:.0f} ms p50 — {verdict}.\n\n"
         f"Where the time goes (request + pipeline, mean per turn, exclusive wall time):\n\n"
         f"| stage | ms per turn | share |\n|---|---|---|\n{stage_rows}\n"
