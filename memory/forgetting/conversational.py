@@ -19,14 +19,16 @@ sentence in the customer's language that names it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
+import numpy as np
 from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from memory.extraction import lexicon
 from memory.forgetting import targets
 from memory.forgetting.deletion import Deleted, DeletionContext, delete_memories
-from memory.forgetting.judge import ForgetIntent, Offered, judge, read_intent
+from memory.forgetting.judge import ForgetIntent, Offered, judge, model_judges, read_intent
 from memory.models import Memory
 from memory.telemetry import traced
 from memory.text.analysis import normalise, search_tokens
@@ -83,11 +85,30 @@ class ForgetOutcome:
         return self.intent.kind == "explicit" or bool(self.forgotten) or (self.dry_run and self.is_forget_request)
 
 
-def candidates_within_floor(*, space, intent: ForgetIntent, floor: float) -> list[Candidate]:
+def needs_candidates(intent: ForgetIntent, *, dry_run: bool = False) -> bool:
+    """Whether anything could be deleted (or shown) for this reading: a message the rule set reads as
+    neither a request nor a correction deletes nothing unless a model judges it, so its candidates
+    (a vector search and their decryption) would be read for nothing. A dry run shows them anyway."""
+    return dry_run or intent.kind is not None or model_judges()
+
+
+def target_vectors(space_id, intent: ForgetIntent, known: Mapping[str, np.ndarray] | None = None) -> list[np.ndarray]:
+    """The vectors of the request's targets: ``known`` (texts the caller already embedded for this space,
+    e.g. the turn's message) reused, the rest embedded in one call."""
+    known = known or {}
+    missing = list(dict.fromkeys(t for t in intent.targets if t not in known))
+    fresh = dict(zip(missing, embed_for_space(space_id, missing), strict=True)) if missing else {}
+    return [known[t] if t in known else fresh[t] for t in intent.targets]
+
+
+def candidates_within_floor(
+    *, space, intent: ForgetIntent, floor: float, vectors: Mapping[str, np.ndarray] | None = None
+) -> list[Candidate]:
     """This space's memories a request may delete: within the floor, or within twice the floor when
     they share a content word or the topic with the request (all within the margin of the best);
-    or — for an explicit "forget what you know about X" — carrying every word of X, or X's topic."""
-    vectors = embed_for_space(space.id, intent.targets)
+    or — for an explicit "forget what you know about X" — carrying every word of X, or X's topic.
+    ``vectors``: texts already embedded for this space (``target_vectors``)."""
+    vectors = target_vectors(space.id, intent, vectors)
     active = Memory.objects.filter(space=space, superseded_by__isnull=True).defer("embedding")
     found: dict = {}
     for vector in vectors:
@@ -206,13 +227,27 @@ def confirmation_on_record(record: dict) -> str:
 
 
 @traced("engram.forget", records=lambda outcome: len(outcome.forgotten))
-def forget(*, space, utterance: str, context: DeletionContext, dry_run: bool = False) -> ForgetOutcome:
+def forget(
+    *,
+    space,
+    utterance: str,
+    context: DeletionContext,
+    dry_run: bool = False,
+    intent: ForgetIntent | None = None,
+    vectors: Mapping[str, np.ndarray] | None = None,
+) -> ForgetOutcome:
+    """``intent``: ``read_intent(utterance)`` when the caller has read it already; ``vectors``: texts the
+    caller has embedded for this space already (the turn embeds its message once for everything)."""
     settings = effective_settings(space)
     floor = settings["forget_floor"]
     limit = min(settings["max_deletions_per_request"], HARD_MAX_DELETIONS)
     limits = {"forget_floor": floor, "max_deletions_per_request": limit}
-    intent = read_intent(utterance)
-    candidates = candidates_within_floor(space=space, intent=intent, floor=floor)
+    intent = intent or read_intent(utterance)
+    candidates = (
+        candidates_within_floor(space=space, intent=intent, floor=floor, vectors=vectors)
+        if needs_candidates(intent, dry_run=dry_run)
+        else []
+    )
     judgement = judge(utterance, intent, [c.offered() for c in candidates])
     if intent.kind == "correction" and intent.states_new_value:
         # "We're not a bakery, we're a coffee roaster": an update, whoever judged it. Nothing is deleted and

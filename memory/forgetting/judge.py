@@ -378,13 +378,18 @@ def judge_with_model(message: str, intent: ForgetIntent, offered: list[Offered])
     return Judgement(verdict, [i for i in ids if i in allowed] if verdict else [], confirmation, "openai")
 
 
+def model_judges() -> bool:
+    """Whether a chat model judges forget requests (it may read one the rule set does not)."""
+    return settings.ENGRAM_EXTRACTION_ENGINE == "openai"
+
+
 def judge(message: str, intent: ForgetIntent, offered: list[Offered]) -> Judgement:
     """With candidates and a model, the model decides within the checks; otherwise (or on failure) the rule set does."""
     if intent.kind == "explicit" and intent.broad:
         return Judgement(True, [], None, "offline")  # "forget everything": routed, never carried out here
     bound = rule_bound(intent, offered)
     shown = offered if bound is None else bound  # the model sees, and may pick, only what the rule admits
-    if shown and settings.ENGRAM_EXTRACTION_ENGINE == "openai":
+    if shown and model_judges():
         try:
             return judge_with_model(message, intent, shown)
         except ModelUnavailable as exc:

@@ -82,12 +82,15 @@ class RecallResult:
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
-def _query_vectors(space, query: str, analysis: QueryAnalysis) -> np.ndarray:
+def _query_vectors(space, query: str, analysis: QueryAnalysis, query_vector=None) -> np.ndarray:
     # Embedded as passages, not with e5's "query:" prefix: memories and turn messages are both short
     # conversational utterances, and on multilingual-e5-small the symmetric form put cross-language
     # question/fact pairs ~0.03-0.05 closer (e.g. "Сколько у вас фургонов?" vs "We run a fleet of
     # four vans.": 0.188 vs 0.234) while unrelated pairs moved about as much.
-    return embed_for_space(space.id, [query, *analysis.phrases])
+    if query_vector is None:
+        return embed_for_space(space.id, [query, *analysis.phrases])
+    phrases = embed_for_space(space.id, analysis.phrases) if analysis.phrases else []
+    return np.vstack([np.asarray(query_vector, dtype=np.float32).reshape(1, -1), *phrases])
 
 
 def _passing_by_meaning(nearest: dict) -> list:
@@ -127,6 +130,7 @@ def recall(
     overrides: dict | None = None,
     explain: bool = False,
     fill_chars: int | None = None,
+    query_vector=None,
 ) -> RecallResult:
     """Recall for ``query``. ``candidates`` keeps every row considered, passing or not (the playground
     shows them); ``explain`` is accepted for callers that ask for that explicitly.
@@ -134,7 +138,7 @@ def recall(
     ``fill_chars``: the caller has room for that many characters of prompt lines. When something
     passed (the question is about what this customer said), the room left after the passing rows is
     filled with the next nearest statements (see ``_filled``); an account with nothing close enough
-    still gets ``[]``."""
+    still gets ``[]``. ``query_vector``: ``query`` already embedded for this space (as a passage)."""
     timings = Timings()
     settings = {**effective_settings(space), **(overrides or {})}
     limit = limit or settings["recall_limit"]
@@ -149,7 +153,7 @@ def recall(
     warning = ""
     try:
         with timings.measure("embed"):
-            vectors = _query_vectors(space, query, analysis)
+            vectors = _query_vectors(space, query, analysis, query_vector)
     except EmbeddingUnavailable as exc:
         # Recall must not take the turn down with it: keyword and topic matches still work.
         vectors, warning = None, f"vector search skipped: {exc}"

@@ -12,6 +12,8 @@ handled as character bigrams.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 import unicodedata
 from functools import lru_cache
@@ -83,7 +85,37 @@ def is_cjk(text: str) -> bool:
     return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z\u00c0-\u024f\u0400-\u04ff]", text)) / 3
 
 
+_languages_seen: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("languages_seen", default=None)
+
+
+@contextlib.contextmanager
+def languages_remembered():
+    """Within the block, each distinct text's language is detected once.
+
+    One turn reads the same few texts (its message, sentences, entries and their nearest memories)
+    dozens of times, and detection costs about a millisecond. What is remembered ends with the block
+    (one turn, one space): a cache shared across requests would answer faster for a text another
+    tenant sent, and response time would tell."""
+    if _languages_seen.get() is not None:
+        yield
+        return
+    token = _languages_seen.set({})
+    try:
+        yield
+    finally:
+        _languages_seen.reset(token)
+
+
 def detect_language(text: str) -> str:
+    seen = _languages_seen.get()
+    if seen is None:
+        return _detected_language(text)
+    if text not in seen:
+        seen[text] = _detected_language(text)
+    return seen[text]
+
+
+def _detected_language(text: str) -> str:
     text = bounded(text, 1000)
     if _KANA.search(text):
         return "ja"

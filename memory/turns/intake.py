@@ -100,13 +100,24 @@ def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[
     return message, True
 
 
+def _writes():
+    """The intake's writes join the caller's transaction (the request's) without a savepoint of their own:
+    an error in them fails the whole request, which then leaves nothing behind either, and the savepoint
+    cost two round trips on every turn. Input is checked before, so a rejected message breaks nothing."""
+    return transaction.atomic(savepoint=False)
+
+
 @traced("engram.turn.intake")
-@transaction.atomic
 def receive_turn(
     *, space, message: str, session_id: str | None = None, message_id: str = "", channel: str = "", at=None
 ) -> TurnReceipt:
     check_content(message)
     budget.start_request_budget()
+    with _writes():
+        return _receive_turn(space, message, session_id=session_id, message_id=message_id, channel=channel, at=at)
+
+
+def _receive_turn(space, message: str, *, session_id, message_id: str, channel: str, at) -> TurnReceipt:
     sent_at = at or timezone.now()
     session = session_for(space, session_id=session_id, first_message=message, channel=channel, started_at=sent_at)
     stored, is_new = _store_message(
@@ -189,13 +200,25 @@ def mark_forget_handled(turn: Turn) -> None:
     """The message asked to forget: never mine it, and do not keep its text."""
     turn.forget_handled = True
     turn.save(update_fields=["forget_handled", "updated_at"])
+    _drop_message_text(turn)
+
+
+def _drop_message_text(turn: Turn) -> None:
     Message.objects.filter(pk__in=turn.message_ids).update(content=None, keyword_digests=[])
 
 
-def record_forget_reply(turn: Turn, outcome) -> None:
-    """Keep what the customer was told about forgetting, without the deleted text (``conversational.reply_record``)."""
+def record_forget_outcome(turn: Turn, outcome) -> None:
+    """What the forget check found, in one write: whether the message was about forgetting (then it is
+    never mined and its text is not kept) and what the customer was told (``conversational.reply_record``,
+    without the deleted text)."""
+    fields = []
+    if outcome.handled:
+        turn.forget_handled = True
+        fields.append("forget_handled")
+        _drop_message_text(turn)
     record = conversational.reply_record(outcome)
-    if record is None:
-        return
-    turn.forget_reply = record
-    turn.save(update_fields=["forget_reply", "updated_at"])
+    if record is not None:
+        turn.forget_reply = record
+        fields.append("forget_reply")
+    if fields:
+        turn.save(update_fields=[*fields, "updated_at"])

@@ -18,7 +18,9 @@ import dataclasses
 import datetime
 import json
 import logging
+from collections.abc import Mapping
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -32,7 +34,7 @@ from memory.llm.budget import ModelTimeBudgetSpent
 from memory.llm.errors import ModelUnavailable
 from memory.models import Message, Turn
 from memory.telemetry import traced
-from memory.text.analysis import search_tokens, split_sentences
+from memory.text.analysis import languages_remembered, search_tokens, split_sentences
 from memory.text.digests import keyword_digests
 from memory.text.embeddings import EmbeddingUnavailable
 from memory.text.vectors import embed_for_space
@@ -52,31 +54,44 @@ class MessageAnalysis:
     sentences: list[str]
 
 
-def analyse(messages: list[Message]) -> tuple[list[MessageAnalysis], list[list[Grounded]], list[Rejected]]:
-    """Extract from each customer message, embed everything in one call, ground each entry."""
+def analyse(
+    messages: list[Message], known: Mapping[str, np.ndarray] | None = None
+) -> tuple[list[MessageAnalysis], list[list[Grounded]], list[Rejected]]:
+    """Extract from each customer message, embed what grounding compares in one call, ground each entry.
+
+    Embedded: each entry, and the sentences of the messages that gave entries (a message without any
+    needs no comparison); each distinct text once — an entry is often exactly the sentence it came
+    from. ``known``: texts already embedded for this space (the turn request embedded its message, which
+    is its one sentence when it has one). All of them are embedded the same way, as passages."""
     extractor = get_extractor()
     analyses = []
     for message in messages:
         text = message.content or ""
         candidates = extractor.extract(CustomerText(text=text, sent_at=message.sent_at))
         analyses.append(MessageAnalysis(message, candidates, split_sentences(text) or [text]))
-    batch = [c.content for a in analyses for c in a.candidates] + [s for a in analyses for s in a.sentences]
-    vectors = embed_for_space(messages[0].space_id, batch) if batch else None
-    offset_candidates, offset_sentences = 0, sum(len(a.candidates) for a in analyses)
+    compared = [a for a in analyses if a.candidates]
+    texts = [c.content for a in compared for c in a.candidates] + [s for a in compared for s in a.sentences]
+    vector_of = _vectors_of(messages[0].space_id, texts, known or {}) if texts else {}
     grounded_per_message, rejected = [], []
     for analysis in analyses:
-        n_c, n_s = len(analysis.candidates), len(analysis.sentences)
-        candidate_vectors = vectors[offset_candidates : offset_candidates + n_c] if n_c else []
-        sentence_vectors = vectors[offset_sentences : offset_sentences + n_s] if n_c else []
-        offset_candidates += n_c
-        offset_sentences += n_s
-        if n_c:
-            kept, dropped = ground(analysis.candidates, candidate_vectors, analysis.message.content, sentence_vectors)
+        if analysis.candidates:
+            kept, dropped = ground(
+                analysis.candidates,
+                np.stack([vector_of[c.content] for c in analysis.candidates]),
+                analysis.message.content,
+                np.stack([vector_of[s] for s in analysis.sentences]),
+            )
         else:
             kept, dropped = [], []
         grounded_per_message.append(kept)
         rejected.extend(dropped)
     return analyses, grounded_per_message, rejected
+
+
+def _vectors_of(space_id, texts: list[str], known: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    missing = [t for t in dict.fromkeys(texts) if t not in known]
+    fresh = dict(zip(missing, embed_for_space(space_id, missing), strict=True)) if missing else {}
+    return {t: known[t] if t in known else fresh[t] for t in texts}
 
 
 def cap_entries(grounded_per_message: list[list[Grounded]], limit: int) -> tuple[list[list[Grounded]], list[Rejected]]:
@@ -91,48 +106,62 @@ def cap_entries(grounded_per_message: list[list[Grounded]], limit: int) -> tuple
     return kept, over
 
 
+# What a finished attempt records on the turn.
+RESULT_FIELDS = ("status", "created_ids", "merged_ids", "superseded_ids", "held_back_ids", "rejected", "error",
+                 "next_attempt_at")  # fmt: skip
+
+
+def _space_of(turn: Turn) -> Space:
+    """The turn's space with its tenant (the settings read both): the one the caller loaded, if it did."""
+    if Turn.space.is_cached(turn) and Space.tenant.is_cached(turn.space):
+        return turn.space
+    return Space.objects.select_related("tenant").get(pk=turn.space_id)
+
+
 @traced("update_memory engram", operation="update_memory", records=lambda t: len(t.created_ids) + len(t.merged_ids))
-def process_turn(turn: Turn) -> Turn:
-    """Run the pipeline for a turn inside the current (space-scoped) transaction and record the result."""
-    space = Space.objects.select_related("tenant").get(pk=turn.space_id)
+def process_turn(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = None) -> Turn:
+    """Run the pipeline for a turn inside the current (space-scoped) transaction and record the result.
+    The caller's transaction is the write's: ``_attempt`` opens it, so a failure leaves nothing behind."""
+    space = _space_of(turn)
     space_settings = effective_settings(space)
     messages = list(
-        Message.objects.filter(id__in=turn.message_ids, role=Message.Role.CUSTOMER).order_by("sent_at", "id")
+        Message.objects.filter(id__in=turn.message_ids, role=Message.Role.CUSTOMER)
+        .select_related("session")
+        .order_by("sent_at", "id")
     )
     # A forget request is never mined: it must not re-create what it just deleted.
     to_mine = [] if turn.forget_handled else [m for m in messages if m.content]
-    analyses, grounded_per_message, rejected = analyse(to_mine)
+    analyses, grounded_per_message, rejected = analyse(to_mine, known_vectors)
     grounded_per_message, over_limit = cap_entries(grounded_per_message, space_settings["max_entries_per_turn"])
     rejected += over_limit
-    with transaction.atomic():
-        outcome = WriteOutcome()
-        for analysis, grounded in zip(analyses, grounded_per_message, strict=True):
-            part = write_entries(
-                space=space,
-                settings=space_settings,
-                session=analysis.message.session,
-                message=analysis.message,
-                grounded=grounded,
-            )
-            outcome.created += [i for i in part.created if i not in outcome.created]
-            outcome.merged += [i for i in part.merged if i not in outcome.merged and i not in outcome.created]
-            outcome.superseded += part.superseded
-            outcome.held_back += part.held_back
-        turn.status = Turn.Status.DONE
-        turn.created_ids, turn.merged_ids, turn.superseded_ids = outcome.created, outcome.merged, outcome.superseded
-        turn.held_back_ids = outcome.held_back
-        turn.rejected = json.dumps([{"content": r.candidate.content, "reason": r.reason} for r in rejected])
-        turn.error = ""
-        turn.next_attempt_at = None
-        turn.save()
-        if space_settings["keep_transcripts"] and not turn.forget_handled:
-            for message in messages:
-                if message.content:
-                    digests = keyword_digests(space.id, search_tokens(message.content))
-                    Message.objects.filter(pk=message.pk).update(keyword_digests=digests)
-        else:
-            # The turn record is all that needs the text; transcripts are not kept.
-            Message.objects.filter(pk__in=[m.pk for m in messages]).update(content=None, keyword_digests=[])
+    outcome = WriteOutcome()
+    for analysis, grounded in zip(analyses, grounded_per_message, strict=True):
+        part = write_entries(
+            space=space,
+            settings=space_settings,
+            session=analysis.message.session,
+            message=analysis.message,
+            grounded=grounded,
+        )
+        outcome.created += [i for i in part.created if i not in outcome.created]
+        outcome.merged += [i for i in part.merged if i not in outcome.merged and i not in outcome.created]
+        outcome.superseded += part.superseded
+        outcome.held_back += part.held_back
+    turn.status = Turn.Status.DONE
+    turn.created_ids, turn.merged_ids, turn.superseded_ids = outcome.created, outcome.merged, outcome.superseded
+    turn.held_back_ids = outcome.held_back
+    turn.rejected = json.dumps([{"content": r.candidate.content, "reason": r.reason} for r in rejected])
+    turn.error = ""
+    turn.next_attempt_at = None
+    turn.save(update_fields=[*RESULT_FIELDS, "updated_at"])
+    if space_settings["keep_transcripts"] and not turn.forget_handled:
+        kept = [m for m in messages if m.content]
+        for message in kept:
+            message.keyword_digests = keyword_digests(space.id, search_tokens(message.content))
+        Message.objects.bulk_update(kept, ["keyword_digests"])
+    else:
+        # The turn record is all that needs the text; transcripts are not kept.
+        Message.objects.filter(pk__in=[m.pk for m in messages]).update(content=None, keyword_digests=[])
     return turn
 
 
@@ -164,11 +193,11 @@ def _claim(turn: Turn) -> None:
     turn.save(update_fields=["attempts", "status", "updated_at"])
 
 
-def _attempt(turn: Turn) -> Turn:
+def _attempt(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = None) -> Turn:
     """Run the pipeline once; any failure leaves the turn stored with a retry time, or failed."""
     try:
-        with transaction.atomic():
-            return process_turn(turn)
+        with transaction.atomic(), languages_remembered():
+            return process_turn(turn, known_vectors)
     except TRANSIENT_ERRORS as exc:
         logger.warning("turn %s attempt %s failed: %s", turn.id, turn.attempts, exc)
         return record_failure(turn, exc)
@@ -177,10 +206,11 @@ def _attempt(turn: Turn) -> Turn:
         return record_failure(turn, exc)
 
 
-def attempt_turn(turn: Turn) -> Turn:
-    """One attempt, inside the caller's space-scoped transaction (the API's ?wait=true uses this)."""
+def attempt_turn(turn: Turn, *, known_vectors: Mapping[str, np.ndarray] | None = None) -> Turn:
+    """One attempt, inside the caller's space-scoped transaction (the API's ?wait=true uses this).
+    ``known_vectors``: texts the caller embedded for this space already (the turn's message)."""
     _claim(turn)
-    return _attempt(turn)
+    return _attempt(turn, known_vectors)
 
 
 def run_turn(*, tenant_id: str, space_id: str, turn_id: str) -> str:
@@ -196,7 +226,9 @@ def run_turn(*, tenant_id: str, space_id: str, turn_id: str) -> str:
         # Claimed in its own commit, so a crash mid-pipeline leaves "processing" for the lease sweep.
         _claim(turn)
     with scope.tenant_scope(tenant_id, space_id):
-        return _attempt(Turn.objects.select_for_update().get(pk=turn_id)).status
+        # Only the turn's row is locked; its space and tenant are read with it for the settings.
+        claimed = Turn.objects.select_for_update(of=("self",)).select_related("space__tenant").get(pk=turn_id)
+        return _attempt(claimed).status
 
 
 # A turn left "processing" longer than this is taken to have lost its worker.

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from memory.forgetting import conversational
 from memory.forgetting.deletion import DeletionContext
 from memory.forgetting.judge import read_intent
 from memory.models import DeletionAudit, Turn
 from memory.provenance import attach_sources
 from memory.recall import search
+from memory.text.analysis import languages_remembered
 from memory.text.embeddings import EmbeddingUnavailable
+from memory.text.vectors import embed_for_space
 from memory.turns import intake, pipeline
 
 
@@ -43,16 +47,42 @@ def take_turn(
     channel: str = "",
     at=None,
 ) -> TakenTurn:
+    with languages_remembered():
+        return _take_turn(
+            space=space, message=message, actor=actor, wait=wait, recall=recall, sources=sources,
+            session_id=session_id, message_id=message_id, channel=channel, at=at,
+        )  # fmt: skip
+
+
+def _take_turn(*, space, message, actor, wait, recall, sources, session_id, message_id, channel, at) -> TakenTurn:
     receipt = intake.receive_turn(
         space=space, message=message, session_id=session_id, message_id=message_id, channel=channel, at=at
     )
-    forgot = _forget_in_turn(receipt, message, actor)
+    intent = read_intent(message) if receipt.is_new else None
+    matches_memories = intent is not None and conversational.needs_candidates(intent)
+    # The message is embedded once, together with what the forget check matches (its targets are the
+    # message itself unless it names what to forget), and that vector serves the check and the recall.
+    texts = [*([message] if recall else []), *(intent.targets if matches_memories else [])]
+    try:
+        embedded = _embedded(space, texts)
+    except EmbeddingUnavailable:
+        embedded = None
+    forgot = _forget_in_turn(receipt, message, actor, intent, embedded)
     recalled = None
     if recall:
-        recalled = search.recall(space=space, query=message, current_session=receipt.session)
+        # Without a vector (the engine is down) recall tries once more itself and, failing, searches by keyword.
+        vector = embedded.get(message) if embedded else None
+        recalled = search.recall(space=space, query=message, current_session=receipt.session, query_vector=vector)
         if sources:
             attach_sources(space, recalled.hits)
-    return TakenTurn(receipt=receipt, turn=_attempted(receipt.turn, wait), forgot=forgot, recalled=recalled)
+    turn = _attempted(receipt.turn, wait, known_vectors=embedded)
+    return TakenTurn(receipt=receipt, turn=turn, forgot=forgot, recalled=recalled)
+
+
+def _embedded(space, texts: list[str]) -> dict[str, np.ndarray]:
+    """Each distinct text's vector for this space, from one embedding call."""
+    distinct = list(dict.fromkeys(texts))
+    return dict(zip(distinct, embed_for_space(space.id, distinct), strict=True)) if distinct else {}
 
 
 def take_transcript(
@@ -63,28 +93,31 @@ def take_transcript(
     return TakenTurn(receipt=receipt, turn=_attempted(receipt.turn, wait))
 
 
-def _attempted(turn: Turn, wait: bool) -> Turn:
+def _attempted(turn: Turn, wait: bool, known_vectors: dict | None = None) -> Turn:
     if wait and turn.status == Turn.Status.QUEUED:
-        return pipeline.attempt_turn(turn)
+        return pipeline.attempt_turn(turn, known_vectors=known_vectors)
     return turn
 
 
-def _forget_in_turn(receipt: intake.TurnReceipt, message: str, actor: str):
-    """Check a new customer message for a forget request or correction, before anything is recalled."""
+def _forget_in_turn(receipt: intake.TurnReceipt, message: str, actor: str, intent, embedded: dict | None):
+    """Check a new customer message for a forget request or correction, before anything is recalled.
+    ``embedded`` is None when the embedding engine failed for this turn."""
     if not receipt.is_new:
         return None
     try:
+        if embedded is None:
+            raise EmbeddingUnavailable("the turn's message could not be embedded")
         outcome = conversational.forget(
             space=receipt.turn.space,
             utterance=message,
             context=DeletionContext(cause=DeletionAudit.Cause.CUSTOMER_REQUEST, actor=actor, turn_id=receipt.turn.id),
+            intent=intent,
+            vectors=embedded,
         )
     except EmbeddingUnavailable:
         # Nothing can be matched right now; an explicit request is still never mined as a fact.
-        if read_intent(message).kind == "explicit":
+        if intent.kind == "explicit":
             intake.mark_forget_handled(receipt.turn)
         return None
-    if outcome.handled:
-        intake.mark_forget_handled(receipt.turn)
-    intake.record_forget_reply(receipt.turn, outcome)
+    intake.record_forget_outcome(receipt.turn, outcome)
     return outcome

@@ -1,0 +1,141 @@
+"""What one turn request costs: one embedding of the customer's message for everything, and a small,
+bounded number of SQL statements — with the same answers as before."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from memory.models import Memory, Turn
+from memory.recall import search
+from memory.text import vectors
+from memory.turns.take_turn import take_turn
+from tenants import scope
+
+pytestmark = pytest.mark.django_db
+
+KNOWN = ["We run a fleet of four vans.", "Our renewal is in May.", "We never deliver on Sundays."]
+# A plain turn request (no wait): store the message and the turn, check for a forget request, recall.
+# Measured 12 before (a forget search for every message, a savepoint around the intake), 9 after.
+PLAIN_TURN_STATEMENTS = 9
+# The same through HTTP (authentication, the rate limit's counter, the space, the scope): 33 before.
+PLAIN_TURN_REQUEST_STATEMENTS = 30
+
+
+class CountingEmbedder:
+    """The real embedder, with every call recorded: (texts, query?)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name = inner.name
+        self.calls: list[tuple[list[str], bool]] = []
+
+    def embed(self, texts, *, query=False, **options):
+        self.calls.append((list(texts), query))
+        return self.inner.embed(texts, query=query, **options)
+
+
+@pytest.fixture
+def embedder(monkeypatch):
+    counting = CountingEmbedder(vectors.get_embedder())
+    monkeypatch.setattr(vectors, "get_embedder", lambda: counting)
+    return counting
+
+
+def post_turn(client, space, message, *, wait=False, **extra):
+    url = reverse("turn-create", args=[space.external_id]) + ("?wait=true" if wait else "")
+    response = client.post(url, {"message": message, **extra}, format="json")
+    assert response.status_code in (200, 201), response.content
+    return response.json()
+
+
+@pytest.fixture
+def known_space(client_a, space_a):
+    for fact in KNOWN:
+        post_turn(client_a, space_a, fact, wait=True, session_id="earlier")
+    return space_a
+
+
+def test_a_plain_turn_embeds_the_customers_message_once(client_a, known_space, embedder):
+    body = post_turn(client_a, known_space, "How many vans do we have?", session_id="now")
+    assert embedder.calls == [(["How many vans do we have?"], False)]
+    assert [m["content"] for m in body["memories"]] == ["We run a fleet of four vans."]
+
+
+def test_a_forget_request_embeds_its_message_and_what_it_names_in_one_call(client_a, known_space, embedder):
+    body = post_turn(client_a, known_space, "Please forget that we run four vans.", session_id="now")
+    [(texts, query)] = embedder.calls
+    assert texts[0] == "Please forget that we run four vans." and len(texts) == len(set(texts)) and not query
+    assert [d["content"] for d in body["forgotten"]] == ["We run a fleet of four vans."]
+    # What was forgotten is not handed back in the same turn.
+    assert "We run a fleet of four vans." not in [m["content"] for m in body["memories"]]
+
+
+def test_a_correction_reuses_the_message_vector_for_its_own_text(client_a, known_space, embedder):
+    post_turn(client_a, known_space, "Our company makes furniture.", wait=True, session_id="earlier")
+    embedder.calls.clear()
+    body = post_turn(client_a, known_space, "That's not my company, we don't make furniture.", session_id="now")
+    [(texts, _)] = embedder.calls
+    assert texts.count("That's not my company, we don't make furniture.") == 1
+    assert [d["content"] for d in body["forgotten"] if d["kind"] != "topic"] == ["Our company makes furniture."]
+
+
+def test_the_turns_recall_is_the_recall_of_its_message(client_a, known_space):
+    """The shared vector changes nothing: the turn recalls exactly what recall alone finds for the message."""
+    message = "When is our renewal and how many vans do we run?"
+    body = post_turn(client_a, known_space, message, session_id="now")
+    with scope.tenant_scope(known_space.tenant_id, known_space):
+        alone = search.recall(space=known_space, query=message)
+    assert [(m["id"], m["score"]["distance"]) for m in body["memories"]] == [
+        (str(h["id"]), h["score"]["distance"]) for h in alone.hits
+    ]
+    assert body["prompt"] == alone.prompt
+    assert {m["content"] for m in body["memories"]} >= {"Our renewal is in May.", "We run a fleet of four vans."}
+
+
+def test_a_repeated_message_is_not_checked_for_forgetting_again_and_embeds_once(client_a, known_space, embedder):
+    post_turn(client_a, known_space, "Please forget that we run four vans.", session_id="now")
+    embedder.calls.clear()
+    again = post_turn(client_a, known_space, "Please forget that we run four vans.", session_id="now")
+    assert embedder.calls == [(["Please forget that we run four vans."], False)]  # the recall only
+    assert "forgotten" not in again
+
+
+def test_a_plain_message_does_not_search_for_something_to_forget(known_space, embedder):
+    with scope.tenant_scope(known_space.tenant_id, known_space):
+        taken = take_turn(space=known_space, message="Our depot is in Brno.", actor="test", recall=False)
+    assert embedder.calls == []  # nothing to recall, nothing a rule could delete: no vector needed
+    assert taken.forgot is not None and taken.forgot.forgotten == [] and not taken.forgot.is_forget_request
+    with scope.tenant_scope(known_space.tenant_id, known_space):
+        assert Memory.objects.exclude(kind="topic").count() == len(KNOWN)
+
+
+def test_the_embedding_engine_down_still_stores_the_turn_and_never_mines_a_forget_request(settings, client_a, space_a):
+    settings.ENGRAM_EMBEDDING_ENGINE = "openai"
+    settings.ENGRAM_EMBEDDING_BASE_URL = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
+    settings.ENGRAM_MODEL_MAX_RETRIES = 0
+    body = post_turn(client_a, space_a, "Please forget my phone number.", session_id="now")
+    assert body["status"] == "queued" and body["memories"] == []
+    assert "vector search skipped" in body["recall_warning"]
+    assert "forgotten" not in body  # nothing could be matched; nothing claimed
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        assert Turn.objects.get(pk=body["turn_id"]).forget_handled
+
+
+def test_a_plain_turn_makes_a_small_bounded_number_of_statements(known_space):
+    with scope.tenant_scope(known_space.tenant_id, known_space):
+        take_turn(space=known_space, message="Hello again.", actor="test", session_id="now")  # the session exists
+        with CaptureQueriesContext(connection) as queries:
+            taken = take_turn(space=known_space, message="How many vans do we have?", actor="test", session_id="now")
+    assert taken.receipt.is_new and taken.recalled.hits
+    assert len(queries.captured_queries) <= PLAIN_TURN_STATEMENTS, "\n".join(q["sql"] for q in queries)
+
+
+def test_a_plain_turn_request_makes_a_small_bounded_number_of_statements(client_a, known_space):
+    post_turn(client_a, known_space, "Hello again.", session_id="now")
+    with CaptureQueriesContext(connection) as queries:
+        body = post_turn(client_a, known_space, "How many vans do we have?", session_id="now")
+    assert body["memories"]
+    assert len(queries.captured_queries) <= PLAIN_TURN_REQUEST_STATEMENTS, "\n".join(q["sql"] for q in queries)
