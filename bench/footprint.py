@@ -202,6 +202,7 @@ def main(load_seconds: int = 60) -> str:
             after_warm_up = [(label, *memory_kib(pid)) for label, pid in labelled_processes(roots)]
             samples, requests = load_samples(port, key, names, roots, load_seconds)
             done_after_load = queue_drained(tenant)
+            after_load = dict((label, memory_kib(pid)) for label, pid in labelled_processes(roots))
             pss, rss = totals_kib(roots)
             samples.append((samples[-1][0] + SAMPLE_SECONDS if samples else 0, pss, rss))
         finally:
@@ -210,12 +211,13 @@ def main(load_seconds: int = 60) -> str:
             for process in processes.values():
                 process.wait(timeout=30)
     parts = measure_parts()
-    body = report(after_warm_up, done, samples, requests, done_after_load, load_seconds, parts)
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}", file=sys.stderr)
+    body = report(after_warm_up, after_load, done, samples, requests, done_after_load, load_seconds, parts)
     write_section("Footprint", body)
     return body
 
 
-def report(after_warm_up, done, samples, requests, done_after_load, load_seconds, parts) -> str:
+def report(after_warm_up, after_load, done, samples, requests, done_after_load, load_seconds, parts) -> str:
     total_pss = sum(pss for _, pss, _ in after_warm_up)
     total_rss = sum(rss for _, _, rss in after_warm_up)
     without_mcp = sum(pss for label, pss, _ in after_warm_up if label != "MCP server")
@@ -226,10 +228,13 @@ def report(after_warm_up, done, samples, requests, done_after_load, load_seconds
         "Pss divides every shared page among the processes that map it (the honest total); Rss counts shared "
         "pages once per process.",
         "",
-        "| process | Pss (MiB) | Rss (MiB) |",
-        "|---|---|---|",
-        *[f"| {label} | {mib(pss)} | {mib(rss)} |" for label, pss, rss in after_warm_up],
-        f"| **total** | **{mib(total_pss)}** | {mib(total_rss)} |",
+        "| process | Pss (MiB) | Rss (MiB) | Pss after the load below |",
+        "|---|---|---|---|",
+        *[
+            f"| {label} | {mib(pss)} | {mib(rss)} | {mib(after_load.get(label, (0, 0))[0])} |"
+            for label, pss, rss in after_warm_up
+        ],
+        f"| **total** | **{mib(total_pss)}** | {mib(total_rss)} | {mib(sum(p for p, _ in after_load.values()))} |",
         "",
         f"Server + worker without the MCP server: {mib(without_mcp)} MiB Pss. Target ≤ 700 MiB: "
         f"**{'met' if total_pss <= 700 * 1024 else 'not met'}** (all processes).",
@@ -243,6 +248,9 @@ def report(after_warm_up, done, samples, requests, done_after_load, load_seconds
         "|---|---|---|---|",
         f"| Pss total (MiB) | {mib(pss_values[0])} | {mib(pss_values[-1])} | {mib(max(pss_values))} |",
         f"| Rss total (MiB) | {mib(samples[0][2])} | {mib(samples[-1][2])} | {mib(max(r for *_, r in samples))} |",
+        "",
+        f"Load average of the machine at the end of the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+        "(other jobs share it; memory figures hardly depend on it, throughput does).",
         "",
         "What each layer adds to one fresh process (`python -m bench.footprint --parts`; Pss, MiB):",
         "",
