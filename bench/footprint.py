@@ -15,7 +15,6 @@ import asyncio
 import csv
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 
 from bench.harness import free_port, setup_django, throwaway_database, wait_for_server, write_section
+from bench.process_memory import labelled_processes, memory_kib, totals_kib
 
 ROOT = Path(__file__).resolve().parent.parent
 SPACES = 200
@@ -50,54 +50,6 @@ def serve_commands(gunicorn_port: int, mcp_port: int) -> dict[str, list[str]]:
                                          "--sweep-every", "30"],
         "MCP server": [python, "manage.py", "mcp", "--http", "--port", str(mcp_port)],
     }  # fmt: skip
-
-
-def memory_kib(pid: int) -> tuple[int, int]:
-    """(Pss, Rss) of one process in KiB, from /proc/<pid>/smaps_rollup; (0, 0) once it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
-    except OSError:
-        return 0, 0
-    pss = re.search(r"^Pss:\s+(\d+)", text, re.M)
-    rss = re.search(r"^Rss:\s+(\d+)", text, re.M)
-    return (int(pss.group(1)) if pss else 0), (int(rss.group(1)) if rss else 0)
-
-
-def children_of() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    return children
-
-
-def labelled_processes(roots: dict[str, int]) -> list[tuple[str, int]]:
-    """Each started process and its descendants (gunicorn's workers), with a label."""
-    children = children_of()
-    labelled = []
-    for name, pid in roots.items():
-        labelled.append((name if name != "gunicorn" else "gunicorn master", pid))
-        frontier = list(children.get(pid, []))
-        number = 0
-        while frontier:
-            child = frontier.pop(0)
-            number += 1
-            labelled.append((f"gunicorn worker {number}" if name == "gunicorn" else f"{name} child {number}", child))
-            frontier.extend(children.get(child, []))
-    return labelled
-
-
-def totals_kib(roots: dict[str, int]) -> tuple[int, int]:
-    pss = rss = 0
-    for _, pid in labelled_processes(roots):
-        process_pss, process_rss = memory_kib(pid)
-        pss += process_pss
-        rss += process_rss
-    return pss, rss
 
 
 def mib(kib: float) -> str:

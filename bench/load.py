@@ -15,8 +15,8 @@ import sys
 import tempfile
 import time
 
-from bench.footprint import totals_kib
 from bench.harness import free_port, setup_django, throwaway_database, wait_for_server, write_section
+from bench.process_memory import totals_kib
 
 SPACES = 1000
 USERS = 12

@@ -19,8 +19,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from bench.footprint import children_of, memory_kib
 from bench.harness import free_port, wait_for_server
+from bench.process_memory import children_of, memory_kib
 from memory.management.commands import run_worker
 from memory.models import Memory, Turn
 from tenants import scope
