@@ -37,18 +37,17 @@ run: migrate
 	trap "kill $$worker $$sweeper $$mcp 2>/dev/null" EXIT INT TERM; \
 	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:8000 --noreload
 
-# Production-style serving on 127.0.0.1:8000 (MCP over HTTP on 127.0.0.1:8001/mcp): gunicorn (2 workers x 4 threads) with static files
-# through whitenoise, the task worker and the retry sweep beside it. Needs ENGRAM_SECRET_KEY and a
+# Production-style serving on 127.0.0.1:8000 (MCP over HTTP on 127.0.0.1:8001/mcp): gunicorn (config/gunicorn.py:
+# 2 workers x 4 threads forked from a preloaded master) with static files through whitenoise, and the task
+# worker with the retry and retention sweep on a thread beside it. Needs ENGRAM_SECRET_KEY and a
 # master key in the environment (see docs/operations.md); DEBUG stays off.
 serve: db-start
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py collectstatic --no-input -v0
-	@$(PY) manage.py db_worker --queue-name '*' --no-reload & worker=$$!; \
-	$(PY) manage.py sweep_turns --every 30 & sweeper=$$!; \
+	@$(PY) manage.py run_worker --queue-name '*' --no-reload --sweep-every 30 & worker=$$!; \
 	$(PY) manage.py mcp --http --port 8001 & mcp=$$!; \
-	trap "kill $$worker $$sweeper $$mcp 2>/dev/null" EXIT INT TERM; \
-	$(PY) -m gunicorn config.wsgi:application --bind 127.0.0.1:8000 --workers 2 --threads 4 \
-	  --worker-class gthread --access-logfile -
+	trap "kill $$worker $$mcp 2>/dev/null" EXIT INT TERM; \
+	$(PY) -m gunicorn -c config/gunicorn.py config.wsgi:application --access-logfile -
 
 # schemathesis against the OpenAPI schema, longer than the bounded pass in `make test`.
 fuzz: db-start

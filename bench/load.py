@@ -1,9 +1,9 @@
 """`make load`: locust (headless) against the production server on loopback for five minutes.
 
-gunicorn (2 workers × 4 threads) with the database task worker and the sweep beside it, as
-`make serve` runs them; 1,000 end-user spaces, each with a few memories; agents send turns and
-recalls (3:2). Every 15 s the queue depth (turns queued or processing) and the resident memory
-of the server processes are sampled. Results go to docs/benchmarks.md ("Load").
+gunicorn (config/gunicorn.py: 2 workers × 4 threads, preloaded) with the task worker and its sweep
+beside it, as `make serve` runs them; 1,000 end-user spaces, each with a few memories; agents send
+turns and recalls (3:2). Every 15 s the queue depth (turns queued or processing) and the memory of
+the server processes (Pss: shared pages split among the processes sharing them) are sampled. Results go to docs/benchmarks.md ("Load").
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 from bench.harness import free_port, setup_django, throwaway_database, wait_for_server, write_section
+from bench.process_memory import totals_kib
 
 SPACES = 1000
 USERS = 12
@@ -27,35 +27,8 @@ FACTS = [
 ]  # fmt: skip
 
 
-def rss_kib(root_pids: list[int]) -> int:
-    """Resident memory of these processes and all their descendants."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    family, frontier = set(root_pids), list(root_pids)
-    while frontier:
-        pid = frontier.pop()
-        for child, parent in parents.items():
-            if parent == pid and child not in family:
-                family.add(child)
-                frontier.append(child)
-    total = 0
-    for pid in family:
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return total
-
-
-def fill_spaces(tenant) -> list[str]:
-    """1,000 spaces with memories; texts embedded once and reused (the vectors are real)."""
+def fill_spaces(tenant, count: int = SPACES) -> list[str]:
+    """``count`` spaces (1,000) with 5 memories each; texts embedded once and reused (the vectors are real)."""
     import random
 
     from memory.models import Memory
@@ -69,7 +42,7 @@ def fill_spaces(tenant) -> list[str]:
     texts = sorted({f.format(n=n) for f in FACTS for n in range(2, 8)})
     vectors = dict(zip(texts, get_embedder().embed(texts), strict=True))
     names = []
-    for index in range(SPACES):
+    for index in range(count):
         name = f"customer-{index:04d}"
         with scope.tenant_scope(tenant):
             space = spaces.create_space(tenant=tenant, external_id=name)
@@ -127,16 +100,14 @@ def main(seconds: int = 300) -> str:
         }  # fmt: skip
         python = sys.executable
         server = subprocess.Popen(
-            [python, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-             "--threads", "4", "--worker-class", "gthread", "--log-level", "warning"], env=env,
+            [python, "-m", "gunicorn", "-c", "config/gunicorn.py", "config.wsgi:application", "--bind",
+             f"127.0.0.1:{port}", "--log-level", "warning"], env=env,
         )  # fmt: skip
         worker = subprocess.Popen(
-            [python, "manage.py", "db_worker", "--queue-name", "*", "--no-reload"], env=env,
+            [python, "manage.py", "run_worker", "--queue-name", "*", "--no-reload", "--sweep-every", "30"], env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        sweeper = subprocess.Popen([python, "manage.py", "sweep_turns", "--every", "30"], env=env,
-                                   stdout=subprocess.DEVNULL)  # fmt: skip
-        processes = [server.pid, worker.pid, sweeper.pid]
+        processes = {"gunicorn": server.pid, "task worker": worker.pid}
         samples = []
         try:
             wait_for_server(port)
@@ -155,8 +126,8 @@ def main(seconds: int = 300) -> str:
                         depth = Turn.objects.filter(status__in=["queued", "processing"]).count()
                         done = Turn.objects.filter(status="done").count()
                     connection.close()
-                    samples.append((round(time.time() - started), depth, done, rss_kib(processes)))
-                    print(f"  t={samples[-1][0]}s queue={depth} done={done} rss={samples[-1][3] // 1024} MiB",
+                    samples.append((round(time.time() - started), depth, done, totals_kib(processes)[0]))
+                    print(f"  t={samples[-1][0]}s queue={depth} done={done} pss={samples[-1][3] // 1024} MiB",
                           file=sys.stderr, flush=True)  # fmt: skip
                     time.sleep(SAMPLE_SECONDS)
                 with open(f"{prefix}_stats.csv") as handle:
@@ -168,13 +139,13 @@ def main(seconds: int = 300) -> str:
                 total_turns = Turn.objects.count()
             connection.close()
         finally:
-            for process in (server, worker, sweeper):
+            for process in (server, worker):
                 process.terminate()
-            for process in (server, worker, sweeper):
+            for process in (server, worker):
                 process.wait(timeout=30)
     lines = [
         f"locust headless, {USERS} users (0.05–0.25 s think time), {seconds} s, against gunicorn (2 workers × 4 "
-        f"threads) with the task worker and the sweep, on loopback; {SPACES} spaces with 5 memories each; "
+        f"threads, preloaded) with the task worker and its sweep, on loopback; {SPACES} spaces with 5 memories each; "
         "turns (without `wait`: store, forget check, recall, queue) and recalls 3:2.",
         "",
         "| request | count | failures | throughput | p50 | p95 | p99 |",
@@ -191,11 +162,11 @@ def main(seconds: int = 300) -> str:
         f"Turns stored: {total_turns}; processed by the worker by the end: {total_turns - left - failed}; "
         f"failed: {failed}; still queued 5 s after the load stopped: {left}.",
         "",
-        "| t (s) | queue depth | turns done | server + worker memory (MiB) |",
+        "| t (s) | queue depth | turns done | server + worker memory (Pss, MiB) |",
         "|---|---|---|---|",
         *[
-            f"| {t} | {depth} | {done} | {rss / 1024:.0f} |"
-            for t, depth, done, rss in samples[:: max(1, len(samples) // 12)]
+            f"| {t} | {depth} | {done} | {pss / 1024:.0f} |"
+            for t, depth, done, pss in samples[:: max(1, len(samples) // 12)]
         ],
         "",
         f"Memory at start {samples[0][3] / 1024:.0f} MiB, at the end {samples[-1][3] / 1024:.0f} MiB "

@@ -14,9 +14,17 @@ if _problem:
 
 from memory.warmup import warm_up  # noqa: E402
 
-warm_up()
+# gunicorn --preload imports this module once in its master and forks the workers from it
+# (config/gunicorn.py): load what they share, but do not run the model here (memory/warmup.py).
+_PRELOADED = os.environ.get("ENGRAM_PRELOADED_BY_GUNICORN") == "1"
+warm_up(run_model=not _PRELOADED)
 
 # The accepted query parameters come from the OpenAPI schema; build it now, not on a first request.
 from api.query_parameters import documented_parameters  # noqa: E402
 
 documented_parameters()
+
+# A connection opened here would be inherited by every forked worker: one socket, several users.
+from django.db import connections  # noqa: E402
+
+connections.close_all()

@@ -72,6 +72,7 @@ RUN_ELSEWHERE = {
     "migrate": "test_migrate_and_flush_run_as_the_owner",
     "flush": "test_migrate_and_flush_run_as_the_owner",
     "mcp": "tests/test_mcp_server.py (stdio and streamable HTTP)",
+    "run_worker": "tests/test_served_processes.py (a real worker process sweeps and runs a turn)",
 }
 
 

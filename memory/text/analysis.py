@@ -21,6 +21,12 @@ from functools import lru_cache
 import simplemma
 from stop_words import get_stop_words
 
+# simplemma's default backend unpacks each language's dictionary into a Python dict (about 55 MiB per
+# Latin language, 170 MiB for Russian, per process); the low-memory one keeps the same entries as one
+# front-coded byte string per language with a sparse index (about 10 MiB each), and returns the same
+# lemmas (tests/test_language_data.py). ``lemma`` below caches the lookups it makes slower.
+LOW_MEMORY_DICTIONARIES = True
+
 LATIN_LANGUAGES = ("en", "cs", "de", "es", "fr")
 SUPPORTED_LANGUAGES = (*LATIN_LANGUAGES, "ru", "ja")
 STOP_WORD_LISTS = {"en": "english", "cs": "czech", "de": "german", "es": "spanish", "fr": "french", "ru": "russian"}
@@ -125,7 +131,7 @@ def _detected_language(text: str) -> str:
         return "zh" if not _KANA.search(text) else "ja"
     if _CYRILLIC.search(text):
         return "ru"
-    scores = simplemma.langdetect(text, lang=LATIN_LANGUAGES)
+    scores = simplemma.langdetect(text, lang=LATIN_LANGUAGES, low_memory=LOW_MEMORY_DICTIONARIES)
     best, score = scores[0]
     return best if best != "unk" and score > 0 else "en"
 
@@ -158,7 +164,7 @@ def lemma(word: str, language: str) -> str:
     if language not in STOP_WORD_LISTS:
         return word
     try:
-        return simplemma.lemmatize(word, lang=language).lower()
+        return simplemma.lemmatize(word, lang=language, low_memory=LOW_MEMORY_DICTIONARIES).lower()
     except ValueError:
         return word
 
