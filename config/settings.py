@@ -10,6 +10,15 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.database_url import database_settings_from_url
 
+# One compute thread for the embedding model and numpy unless the environment says otherwise (read
+# when they load, so set before either does). A served process embeds under a lock while its other
+# threads and the task worker use the same cores; a two-thread OpenMP pool per call then spins
+# against them (one embedding measured 97 ms with one thread, 1.8 s with two, at load average 12).
+# Alone on a quiet machine two threads are faster (14 ms against 25 ms a text): set
+# OMP_NUM_THREADS=2 for a process that embeds alone (docs/operations.md, "Footprint").
+for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ENGRAM_VAR_DIR", BASE_DIR / "var"))
 
