@@ -5,6 +5,6 @@ from bench import embedding_batch, footprint, ingest_latency, recall_scale, turn
 if __name__ == "__main__":
     print(embedding_batch.main())
     print(ingest_latency.main())
-    print(recall_scale.main(100_000, 1_000))
+    print(recall_scale.main(1_000_000, 10_000))
     print(turn_load.main(30))
     print(footprint.main(60))
