@@ -152,7 +152,7 @@ def main(rows: int = 100_000, n_spaces: int = 1_000, queries: int = 200) -> str:
         def measure(pool) -> dict:
             """Server time without the embedding (a fixed query vector) and with the local engine."""
             sample = [pool[int(i)] for i in rng.integers(0, len(pool), queries)]
-            recall_module._query_vectors = lambda space, query, analysis: fixed
+            recall_module._query_vectors = lambda space, query, analysis, query_vector=None: fixed
             try:
                 server_times(client, url_of, sample[:5], ["warm up the van fleet"] * 5, api_key)
                 without, _ = server_times(client, url_of, sample, ["our van fleet renewal"] * len(sample), api_key)
@@ -174,7 +174,7 @@ def main(rows: int = 100_000, n_spaces: int = 1_000, queries: int = 200) -> str:
         total_rows = per_space * n_spaces + sum(PROBE_SIZES)
         large = measure(made)
 
-        recall_module._query_vectors = lambda space, query, analysis: fixed
+        recall_module._query_vectors = lambda space, query, analysis, query_vector=None: fixed
         try:
             probe_times = {}
             for p, n in zip(probes, PROBE_SIZES, strict=True):
@@ -191,7 +191,7 @@ def main(rows: int = 100_000, n_spaces: int = 1_000, queries: int = 200) -> str:
             for _ in range(20):
                 q = unit_vectors(rng, 1).astype(np.float32)
                 exact = [ids[i] for i in np.argsort(1 - vectors.astype(np.float32) @ q[0])[:K]]
-                recall_module._query_vectors = lambda space, query, analysis, q=q: q
+                recall_module._query_vectors = lambda space, query, analysis, query_vector=None, q=q: q
                 try:
                     with scope.tenant_scope(tenant, probe):
                         result = recall_module.recall(space=probe, query="our van fleet renewal")
