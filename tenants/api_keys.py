@@ -119,7 +119,7 @@ known_keys = _KnownKeys(KNOWN_KEYS_MAX_ENTRIES, KNOWN_KEYS_TTL_SECONDS)
 def _current_row(known: KnownKey) -> ApiKey | None:
     """The key's row as it is now, read in the round trip that scopes the transaction to its tenant."""
     with scope.scope_with_next_statement(known.tenant_id):
-        return ApiKey.objects.filter(pk=known.id, revoked_at__isnull=True).first()
+        return ApiKey.objects.filter(pk=known.id, secret_hash=known.secret_hash, revoked_at__isnull=True).first()
 
 
 def _row_by_prefix(prefix: str) -> ApiKey | None:
@@ -140,14 +140,14 @@ def resolve_api_key(full_key: str) -> ApiKey | None:
     prefix = match.group(1)
     secret_hash = hash_key(full_key)
     known = known_keys.get(prefix)
-    if known is not None:
-        if not hmac.compare_digest(known.secret_hash, secret_hash):
-            return None
+    if known is not None and hmac.compare_digest(known.secret_hash, secret_hash):
         api_key = _current_row(known)
-        if api_key is None:  # revoked (or its tenant deleted) since this process learnt it
+        if api_key is None:  # revoked, its secret replaced or its tenant deleted since this process learnt it
             known_keys.forget(prefix)
             return None
     else:
+        # Not remembered, or remembered with another secret: the row decides (its secret may have been
+        # replaced since this process learnt it).
         api_key = _row_by_prefix(prefix)
         if api_key is None or not hmac.compare_digest(api_key.secret_hash, secret_hash):
             return None

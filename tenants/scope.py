@@ -83,8 +83,10 @@ def scope_with_next_statement(tenant, space=None) -> Iterator[None]:
         scope_parameters = list(pending)
         pending.clear()
         if isinstance(context["cursor"].cursor, psycopg.ServerCursor):
-            # A named (server-side) cursor cannot run in a pipeline: one round trip more, same scope.
-            context["cursor"].execute(SCOPE_SQL, scope_parameters)
+            # A named (server-side) cursor only declares its statement, so the scope must not ride on
+            # it (it would never run): set it on a plain cursor first, one round trip more.
+            with context["connection"].connection.cursor() as plain:
+                plain.execute(SCOPE_SQL, scope_parameters)
             return execute(sql, params, many, context)
         with context["connection"].connection.pipeline():
             context["cursor"].execute(SCOPE_SQL, scope_parameters)

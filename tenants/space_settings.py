@@ -341,7 +341,8 @@ def clean_overrides(overrides) -> dict:
 
 
 def defaults() -> dict:
-    return {name: setting.default for name, setting in SETTINGS.items()}
+    # Copies: a caller that changes a nested value (the strategy weights) must not change the registry.
+    return {name: copy.deepcopy(setting.default) for name, setting in SETTINGS.items()}
 
 
 # The effective settings of recently used spaces, in this process. An entry is used only while the two
@@ -359,7 +360,7 @@ def effective_settings(space) -> dict:
     key = (space.tenant_id, space.pk)
     entry = _MERGED.get(key)
     if entry is not None and entry[0] == space_layer and entry[1] == tenant_layer:
-        return dict(entry[2])  # a copy: a caller that changes a value changes only its own
+        return copy.deepcopy(entry[2])  # a caller that changes a value, nested or not, changes only its own
     merged = merge_layers(tenant_layer, space_layer)
     if space.pk is not None:
         if len(_MERGED) >= _MERGED_LIMIT:

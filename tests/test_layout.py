@@ -33,12 +33,3 @@ def test_every_memory_subpackage_is_on_the_map_with_modules_that_exist():
     assert set(rows) == packages(ROOT / "memory")
     for name in rows:
         assert (ROOT / "memory" / name / "__init__.py").exists(), name
-
-
-def test_each_memory_subpackage_lists_exactly_its_modules():
-    rows = re.findall(r"^  ([a-z_]+)/\s+([a-z_, ]+):", readme_map(), re.MULTILINE)
-    assert rows, "the map's memory rows name their modules before a colon"
-    for package, names in rows:
-        listed = {n.strip() for n in names.split(",")}
-        present = {p.stem for p in (ROOT / "memory" / package).glob("*.py") if p.stem != "__init__"}
-        assert listed == present, package
