@@ -94,21 +94,26 @@ def stage_plan():
 
     return [
         (intake, "receive_turn", "request: store the message, queue the turn"),
-        (take_turn_module, "embed_for_space", "request: embed the message (once)"),
+        (take_turn_module, "vectors_by_text", "request: embed the message (once)"),
         (conversational, "forget", "request: forget check"),
         (search, "recall", "request: recall"),
         (offline.OfflineExtractor, "extract", "pipeline: extraction (offline rules)"),
-        (pipeline, "embed_for_space", "pipeline: embedding (entries + their sentences)"),
+        (pipeline, "vectors_by_text", "pipeline: embedding (entries + their sentences)"),
         (pipeline, "ground", "pipeline: grounding"),
         (pipeline, "write_entries", "pipeline: de-duplicate and write (space lock)"),
     ]
 
 
-def uncached_embedding(space_id, texts, **options):
+def uncached_vectors(space_id, texts, known=None):
     """The pipeline's embedding as a worker that has seen none of these texts computes it."""
     from memory.text import vectors
 
-    return vectors.into_space(space_id, vectors.get_embedder().embed(texts, **options))
+    cached = vectors.embed_for_space
+    vectors.embed_for_space = lambda space_id, texts: vectors.into_space(space_id, vectors.get_embedder().embed(texts))
+    try:
+        return vectors.vectors_by_text(space_id, texts, known)
+    finally:
+        vectors.embed_for_space = cached
 
 
 def main(turns: int = 120) -> str:
@@ -147,8 +152,8 @@ def main(turns: int = 120) -> str:
         requests, worker, worker_cpu = [], [], []
         load_before = os.getloadavg()[0]
         clock = StageClock()
-        original_embedding = pipeline.embed_for_space
-        pipeline.embed_for_space = uncached_embedding
+        original_vectors = pipeline.vectors_by_text
+        pipeline.vectors_by_text = uncached_vectors
         try:
             with clock.installed(stage_plan()):
                 for index, text in enumerate(texts):
@@ -161,7 +166,7 @@ def main(turns: int = 120) -> str:
                         worker.append((time.perf_counter() - started) * 1000)
                         worker_cpu.append((time.process_time() - started_cpu) * 1000)
         finally:
-            pipeline.embed_for_space = original_embedding
+            pipeline.vectors_by_text = original_vectors
         load_after = os.getloadavg()[0]
     total_ms = sum(requests) + sum(worker)
     stage_rows = "\n".join(

@@ -33,7 +33,7 @@ from memory.models import Memory
 from memory.telemetry import traced
 from memory.text.analysis import normalise, search_tokens
 from memory.text.digests import keyword_digests, topic_digest
-from memory.text.vectors import embed_for_space
+from memory.text.vectors import vectors_by_text
 from tenants.space_settings import SETTINGS, effective_settings
 
 HARD_MAX_DELETIONS = int(SETTINGS["max_deletions_per_request"].maximum)
@@ -95,10 +95,8 @@ def needs_candidates(intent: ForgetIntent, *, dry_run: bool = False) -> bool:
 def target_vectors(space_id, intent: ForgetIntent, known: Mapping[str, np.ndarray] | None = None) -> list[np.ndarray]:
     """The vectors of the request's targets: ``known`` (texts the caller already embedded for this space,
     e.g. the turn's message) reused, the rest embedded in one call."""
-    known = known or {}
-    missing = list(dict.fromkeys(t for t in intent.targets if t not in known))
-    fresh = dict(zip(missing, embed_for_space(space_id, missing), strict=True)) if missing else {}
-    return [known[t] if t in known else fresh[t] for t in intent.targets]
+    by_text = vectors_by_text(space_id, intent.targets, known)
+    return [by_text[t] for t in intent.targets]
 
 
 def candidates_within_floor(

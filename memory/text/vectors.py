@@ -25,6 +25,7 @@ import hmac
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -191,6 +192,15 @@ def embed_for_space(space_id, texts: list[str], *, query: bool = False) -> np.nd
 
     The embedding cache is keyed by the space too, so its timing tells no tenant what another sent."""
     return into_space(space_id, get_embedder().embed(texts, query=query, cache_scope=str(space_id)))
+
+
+def vectors_by_text(space_id, texts: list[str], known: Mapping[str, np.ndarray] | None = None) -> dict:
+    """Each text's vector for this space: ``known`` ones (texts the caller already embedded for this space)
+    reused, the rest embedded in one call, each distinct text once."""
+    known = known or {}
+    missing = [t for t in dict.fromkeys(texts) if t not in known]
+    fresh = dict(zip(missing, embed_for_space(space_id, missing), strict=True)) if missing else {}
+    return {t: known[t] if t in known else fresh[t] for t in texts}
 
 
 def into_space_v1(space_id, vectors) -> np.ndarray:

@@ -37,7 +37,7 @@ from memory.telemetry import traced
 from memory.text.analysis import languages_remembered, search_tokens, split_sentences
 from memory.text.digests import keyword_digests
 from memory.text.embeddings import EmbeddingUnavailable
-from memory.text.vectors import embed_for_space
+from memory.text.vectors import vectors_by_text
 from tenants import scope
 from tenants.models import Space
 from tenants.space_settings import effective_settings
@@ -71,7 +71,7 @@ def analyse(
         analyses.append(MessageAnalysis(message, candidates, split_sentences(text) or [text]))
     compared = [a for a in analyses if a.candidates]
     texts = [c.content for a in compared for c in a.candidates] + [s for a in compared for s in a.sentences]
-    vector_of = _vectors_of(messages[0].space_id, texts, known or {}) if texts else {}
+    vector_of = vectors_by_text(messages[0].space_id, texts, known)
     grounded_per_message, rejected = [], []
     for analysis in analyses:
         if analysis.candidates:
@@ -86,12 +86,6 @@ def analyse(
         grounded_per_message.append(kept)
         rejected.extend(dropped)
     return analyses, grounded_per_message, rejected
-
-
-def _vectors_of(space_id, texts: list[str], known: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    missing = [t for t in dict.fromkeys(texts) if t not in known]
-    fresh = dict(zip(missing, embed_for_space(space_id, missing), strict=True)) if missing else {}
-    return {t: known[t] if t in known else fresh[t] for t in texts}
 
 
 def cap_entries(grounded_per_message: list[list[Grounded]], limit: int) -> tuple[list[list[Grounded]], list[Rejected]]:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
 from memory.forgetting import conversational
 from memory.forgetting.deletion import DeletionContext
 from memory.forgetting.judge import read_intent
@@ -21,7 +19,7 @@ from memory.provenance import attach_sources
 from memory.recall import search
 from memory.text.analysis import languages_remembered
 from memory.text.embeddings import EmbeddingUnavailable
-from memory.text.vectors import embed_for_space
+from memory.text.vectors import vectors_by_text
 from memory.turns import intake, pipeline
 
 
@@ -48,13 +46,10 @@ def take_turn(
     at=None,
 ) -> TakenTurn:
     with languages_remembered():
-        return _take_turn(
-            space=space, message=message, actor=actor, wait=wait, recall=recall, sources=sources,
-            session_id=session_id, message_id=message_id, channel=channel, at=at,
-        )  # fmt: skip
+        return _taken(space, message, actor, wait, recall, sources, session_id, message_id, channel, at)
 
 
-def _take_turn(*, space, message, actor, wait, recall, sources, session_id, message_id, channel, at) -> TakenTurn:
+def _taken(space, message, actor, wait, recall, sources, session_id, message_id, channel, at) -> TakenTurn:
     receipt = intake.receive_turn(
         space=space, message=message, session_id=session_id, message_id=message_id, channel=channel, at=at
     )
@@ -64,7 +59,7 @@ def _take_turn(*, space, message, actor, wait, recall, sources, session_id, mess
     # message itself unless it names what to forget), and that vector serves the check and the recall.
     texts = [*([message] if recall else []), *(intent.targets if matches_memories else [])]
     try:
-        embedded = _embedded(space, texts)
+        embedded = vectors_by_text(space.id, texts)
     except EmbeddingUnavailable:
         embedded = None
     forgot = _forget_in_turn(receipt, message, actor, intent, embedded)
@@ -77,12 +72,6 @@ def _take_turn(*, space, message, actor, wait, recall, sources, session_id, mess
             attach_sources(space, recalled.hits)
     turn = _attempted(receipt.turn, wait, known_vectors=embedded)
     return TakenTurn(receipt=receipt, turn=turn, forgot=forgot, recalled=recalled)
-
-
-def _embedded(space, texts: list[str]) -> dict[str, np.ndarray]:
-    """Each distinct text's vector for this space, from one embedding call."""
-    distinct = list(dict.fromkeys(texts))
-    return dict(zip(distinct, embed_for_space(space.id, distinct), strict=True)) if distinct else {}
 
 
 def take_transcript(
