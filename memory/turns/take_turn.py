@@ -32,6 +32,7 @@ class TakenTurn:
     recalled: search.RecallResult | None = None
 
 
+@languages_remembered()
 def take_turn(
     *,
     space,
@@ -45,11 +46,6 @@ def take_turn(
     channel: str = "",
     at=None,
 ) -> TakenTurn:
-    with languages_remembered():
-        return _taken(space, message, actor, wait, recall, sources, session_id, message_id, channel, at)
-
-
-def _taken(space, message, actor, wait, recall, sources, session_id, message_id, channel, at) -> TakenTurn:
     receipt = intake.receive_turn(
         space=space, message=message, session_id=session_id, message_id=message_id, channel=channel, at=at
     )
