@@ -1,24 +1,24 @@
 """Per-API-key rate limits: a key over its budget gets 429 with Retry-After (DRF's throttling).
 
-Counts live in Django's cache, which is the database (settings.CACHES): every server process
-counts against the same budget.
+The budget is counted in the database (``tenants.request_budget``), so every server process counts
+against the same limit, in one statement outside the request's transaction.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from rest_framework.throttling import SimpleRateThrottle
+from rest_framework.throttling import BaseThrottle
+
+from tenants import request_budget
 
 
-class PerApiKeyRateThrottle(SimpleRateThrottle):
-    scope = "api_key"
-
-    def get_rate(self):
-        return settings.ENGRAM_API_RATE_LIMIT
-
-    def get_cache_key(self, request, view):
-        api_key = getattr(request, "auth", None)
-        prefix = getattr(api_key, "prefix", None)
+class PerApiKeyRateThrottle(BaseThrottle):
+    def allow_request(self, request, view):
+        prefix = getattr(getattr(request, "auth", None), "prefix", None)
         if prefix is None:
-            return None  # console sessions and unauthenticated requests are limited elsewhere
-        return self.cache_format % {"scope": self.scope, "ident": prefix}
+            return True  # console sessions and unauthenticated requests are limited elsewhere
+        self.seconds_to_wait = request_budget.spend(prefix, request_budget.Rate.parse(settings.ENGRAM_API_RATE_LIMIT))
+        return self.seconds_to_wait == 0.0
+
+    def wait(self):
+        return self.seconds_to_wait

@@ -59,3 +59,17 @@ def check_database_role(app_configs=None, **kwargs):
             )
         ]
     return []
+
+
+@checks.register()
+def check_api_rate_limit(app_configs=None, **kwargs):
+    """A rate limit that does not parse would fail every API request; refuse to start instead."""
+    from django.conf import settings
+
+    from tenants.request_budget import Rate
+
+    try:
+        Rate.parse(settings.ENGRAM_API_RATE_LIMIT)
+    except ValueError as exc:
+        return [checks.Error(f"ENGRAM_API_RATE_LIMIT: {exc}", id="engram.E003")]
+    return []

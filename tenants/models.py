@@ -128,3 +128,15 @@ class SettingsChange(models.Model):
     setting = models.CharField(max_length=64)
     old_value = models.JSONField(null=True)
     new_value = models.JSONField(null=True)
+
+
+class ApiKeyRequestBudget(models.Model):
+    """Where one API key stands against its rate limit (tenants.request_budget).
+
+    Keyed by the key's visible prefix; it holds a time and nothing a tenant wrote, so like the cache
+    table before it it carries no tenant column and no row-level security."""
+
+    key_prefix = models.CharField(max_length=16, primary_key=True)
+    # GCRA's "theoretical arrival time": the key may spend a request while this is less than one
+    # period ahead of now; each request moves it forward by period / limit.
+    theoretical_arrival = models.DateTimeField()

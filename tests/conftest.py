@@ -149,7 +149,8 @@ def hostile(settings, local_embedding_url):
 
 @pytest.fixture(autouse=True)
 def fresh_cache(request, django_db_blocker):
-    """Rate limits and the login throttle count in the (database) cache: no test inherits another's.
+    """The login throttle counts in the (database) cache: no test inherits another's (API rate limits
+    count per key, and every test issues its own keys).
     Tests without the database have no cache to clear."""
     uses_database = request.node.get_closest_marker("django_db") is not None or bool(
         {"db", "transactional_db", "live_server"} & set(request.fixturenames)

@@ -1,0 +1,80 @@
+"""An API key's request budget: at most N requests per period, counted by every server process alike.
+
+The generic cell rate algorithm (GCRA): one row per key holds a "theoretical arrival time" that each
+request moves forward by period / N; a request is refused while that time is more than one period
+ahead of now, and the refusal says how long until it is not. Up to N requests may come at once, then
+one per period / N. One statement decides and counts (after a refusal a second one reads how long to
+wait), on a connection of its own in autocommit: the row is locked for that statement only, never for
+the rest of a request. (Django's cache, counted inside the request's transaction, made every request
+of the same key wait for the one before it to finish, and lost counts when two read the same value.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import psycopg
+from django.db import OperationalError, connection
+
+SPEND_SQL = """
+INSERT INTO tenants_apikeyrequestbudget AS budget (key_prefix, theoretical_arrival)
+VALUES (%(prefix)s, statement_timestamp() + %(interval)s * interval '1 second')
+ON CONFLICT (key_prefix) DO UPDATE
+    SET theoretical_arrival = greatest(budget.theoretical_arrival, statement_timestamp())
+                              + %(interval)s * interval '1 second'
+    WHERE greatest(budget.theoretical_arrival, statement_timestamp()) - statement_timestamp()
+          <= %(tolerance)s * interval '1 second'
+RETURNING true
+"""
+# Only after a refusal, in a statement of its own: it must read the row as the refusing one left it
+# (a statement's snapshot may predate a row another process just created or moved).
+WAIT_SQL = """
+SELECT extract(epoch FROM theoretical_arrival - statement_timestamp())::float8 - %(tolerance)s
+FROM tenants_apikeyrequestbudget WHERE key_prefix = %(prefix)s
+"""
+# A refused request waits at least this long, even if the budget frees up between the two statements.
+SHORTEST_WAIT_SECONDS = 0.001
+
+PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+RATE_PATTERN = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day|[smhd])\w*\s*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rate:
+    requests: int
+    period_seconds: float
+
+    @classmethod
+    def parse(cls, text: str) -> Rate:
+        """DRF's notation: ``"<count>/<second|minute|hour|day>"``."""
+        match = RATE_PATTERN.match(text or "")
+        if not match or int(match.group(1)) < 1:
+            raise ValueError(f"a rate limit reads like '1200/minute', not {text!r}")
+        return cls(int(match.group(1)), PERIOD_SECONDS[match.group(2)[0]])
+
+    @property
+    def interval(self) -> float:
+        return self.period_seconds / self.requests
+
+
+def spend(key_prefix: str, rate: Rate) -> float:
+    """Take one request from the key's budget: 0.0 when it may go ahead, else the seconds to wait (> 0).
+
+    A kept connection that has died since its last use (the server restarted) is replaced and the
+    statement sent once more; a fresh connection that fails is the database being down."""
+    parameters = {"prefix": key_prefix, "interval": rate.interval, "tolerance": rate.period_seconds - rate.interval}
+    reused = connection.has_side_connection()
+    while True:
+        try:
+            with connection.autocommit_side_connection().cursor() as cursor:
+                cursor.execute(SPEND_SQL, parameters)
+                if cursor.fetchone() is not None:
+                    return 0.0
+                cursor.execute(WAIT_SQL, parameters)
+                return max(SHORTEST_WAIT_SECONDS, float(cursor.fetchone()[0]))
+        except psycopg.OperationalError as exc:
+            connection.close_side_connection()
+            if not reused:
+                raise OperationalError(str(exc)) from exc
+            reused = False  # once more, on a new connection
