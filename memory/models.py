@@ -84,6 +84,10 @@ class Message(SpaceOwned):
     content = EncryptedTextField(null=True, blank=True)
     # Blind keyword index of the kept text (transcript recall); empty when the text is not kept.
     keyword_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
+    # The turn request's vector of ``content`` (this space's transform, as ``vectors_by_text`` gives it),
+    # kept only until the pipeline has processed the turn, so the worker need not embed the message again:
+    # NULL once the turn is done or finally failed, and whenever the text is dropped. Never exported.
+    pending_embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     sent_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 

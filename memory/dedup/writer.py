@@ -225,7 +225,9 @@ def keep_as_history(memory: Memory, reason: str = "merged") -> Memory:
 def write_entries(
     *, space, settings: dict, session: Session, message: Message, grounded: list[Grounded]
 ) -> WriteOutcome:
-    with transaction.atomic():
+    # No savepoint of its own (it cost two round trips per message): an error here propagates, and the
+    # caller's transaction (the pipeline's attempt) rolls back the whole write, as it did the savepoint.
+    with transaction.atomic(savepoint=False):
         lock_space(space.id)
         writer = MemoryWriter(space=space, settings=settings, session=session, message=message)
         for entry in grounded:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memory.models import EpisodeKey, Memory
+from memory.models import EpisodeKey, Memory, Message
 from memory.text.vectors import embed_for_space
 from tenants import scope
 from tenants.models import Space
@@ -17,6 +17,8 @@ def reembed_tenant(tenant_id, progress: Callable[[int, int], None] = lambda done
     with scope.tenant_scope(tenant_id):
         total = Memory.objects.count() + EpisodeKey.objects.count()
         space_ids = list(Space.objects.values_list("id", flat=True))
+        # Queued turns' message vectors came from the previous model: their pipeline embeds afresh.
+        Message.objects.exclude(pending_embedding=None).update(pending_embedding=None)
     done = 0
     progress(done, total)
     for space_id in space_ids:

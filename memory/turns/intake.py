@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 
+import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -32,6 +33,8 @@ class IncomingMessage:
     content: str
     message_id: str = ""
     sent_at: datetime.datetime | None = None
+    # The turn request's vector of ``content`` for this space, if it embedded it (kept for the pipeline).
+    vector: np.ndarray | None = None
 
 
 @dataclasses.dataclass
@@ -96,6 +99,7 @@ def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[
         content=incoming.content,
         caller_message_id=incoming.message_id,
         sent_at=incoming.sent_at or timezone.now(),
+        pending_embedding=incoming.vector,
     )
     return message, True
 
@@ -109,22 +113,35 @@ def _writes():
 
 @traced("engram.turn.intake")
 def receive_turn(
-    *, space, message: str, session_id: str | None = None, message_id: str = "", channel: str = "", at=None
+    *,
+    space,
+    message: str,
+    session_id: str | None = None,
+    message_id: str = "",
+    channel: str = "",
+    at=None,
+    vector: np.ndarray | None = None,
 ) -> TurnReceipt:
+    """``vector``: the message's vector for this space, when the caller embedded it; stored with the
+    message (in the same insert) until the pipeline has used it."""
     check_content(message)
     budget.start_request_budget()
     with _writes():
-        return _receive_turn(space, message, session_id=session_id, message_id=message_id, channel=channel, at=at)
+        incoming = IncomingMessage(
+            role=Message.Role.CUSTOMER,
+            content=message,
+            message_id=message_id,
+            sent_at=at or timezone.now(),
+            vector=vector,
+        )
+        return _receive_turn(space, incoming, session_id=session_id, channel=channel)
 
 
-def _receive_turn(space, message: str, *, session_id, message_id: str, channel: str, at) -> TurnReceipt:
-    sent_at = at or timezone.now()
-    session = session_for(space, session_id=session_id, first_message=message, channel=channel, started_at=sent_at)
-    stored, is_new = _store_message(
-        space,
-        session,
-        IncomingMessage(role=Message.Role.CUSTOMER, content=message, message_id=message_id, sent_at=sent_at),
+def _receive_turn(space, incoming: IncomingMessage, *, session_id, channel: str) -> TurnReceipt:
+    session = session_for(
+        space, session_id=session_id, first_message=incoming.content, channel=channel, started_at=incoming.sent_at
     )
+    stored, is_new = _store_message(space, session, incoming)
     if not is_new:
         turn = Turn.objects.filter(space=space, source_digest=stored.digest).first()
         if turn is not None:
@@ -204,7 +221,7 @@ def mark_forget_handled(turn: Turn) -> None:
 
 
 def _drop_message_text(turn: Turn) -> None:
-    Message.objects.filter(pk__in=turn.message_ids).update(content=None, keyword_digests=[])
+    Message.objects.filter(pk__in=turn.message_ids).update(content=None, keyword_digests=[], pending_embedding=None)
 
 
 def record_forget_outcome(turn: Turn, outcome) -> None:

@@ -36,7 +36,7 @@ from memory.models import Message, Turn
 from memory.telemetry import traced
 from memory.text.analysis import languages_remembered, search_tokens, split_sentences
 from memory.text.digests import keyword_digests
-from memory.text.embeddings import EmbeddingUnavailable
+from memory.text.embeddings import EmbeddingUnavailable, stored_vector
 from memory.text.vectors import vectors_by_text
 from tenants import scope
 from tenants.models import Space
@@ -45,6 +45,8 @@ from tenants.tenant_admin import all_tenant_ids
 
 logger = logging.getLogger(__name__)
 TRANSIENT_ERRORS = (ModelUnavailable, EmbeddingUnavailable)
+# A halfvec keeps ~3 significant digits: a stored unit vector's norm is 1 within ~1e-3.
+UNIT_NORM_TOLERANCE = 1e-2
 
 
 @dataclasses.dataclass
@@ -71,7 +73,7 @@ def analyse(
         analyses.append(MessageAnalysis(message, candidates, split_sentences(text) or [text]))
     compared = [a for a in analyses if a.candidates]
     texts = [c.content for a in compared for c in a.candidates] + [s for a in compared for s in a.sentences]
-    vector_of = vectors_by_text(messages[0].space_id, texts, known)
+    vector_of = vectors_by_text(messages[0].space_id, texts, known) if texts else {}
     grounded_per_message, rejected = [], []
     for analysis in analyses:
         if analysis.candidates:
@@ -119,13 +121,13 @@ def process_turn(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = No
     space = _space_of(turn)
     space_settings = effective_settings(space)
     messages = list(
-        Message.objects.filter(id__in=turn.message_ids, role=Message.Role.CUSTOMER)
+        Message.objects.filter(space_id=turn.space_id, id__in=turn.message_ids, role=Message.Role.CUSTOMER)
         .select_related("session")
         .order_by("sent_at", "id")
     )
     # A forget request is never mined: it must not re-create what it just deleted.
     to_mine = [] if turn.forget_handled else [m for m in messages if m.content]
-    analyses, grounded_per_message, rejected = analyse(to_mine, known_vectors)
+    analyses, grounded_per_message, rejected = analyse(to_mine, {**stored_vectors(to_mine), **(known_vectors or {})})
     grounded_per_message, over_limit = cap_entries(grounded_per_message, space_settings["max_entries_per_turn"])
     rejected += over_limit
     outcome = WriteOutcome()
@@ -152,11 +154,29 @@ def process_turn(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = No
         kept = [m for m in messages if m.content]
         for message in kept:
             message.keyword_digests = keyword_digests(space.id, search_tokens(message.content))
-        Message.objects.bulk_update(kept, ["keyword_digests"])
+            message.pending_embedding = None  # used: vectors of the transcript are not kept
+        Message.objects.bulk_update(kept, ["keyword_digests", "pending_embedding"])
     else:
         # The turn record is all that needs the text; transcripts are not kept.
-        Message.objects.filter(pk__in=[m.pk for m in messages]).update(content=None, keyword_digests=[])
+        Message.objects.filter(pk__in=[m.pk for m in messages]).update(
+            content=None, keyword_digests=[], pending_embedding=None
+        )
     return turn
+
+
+def stored_vectors(messages: list[Message]) -> dict[str, np.ndarray]:
+    """The vectors the turn request stored with these messages, keyed by each row's own text: a vector
+    serves only the exact text it was stored with (an entry that is that sentence), never another.
+    One that is not a unit vector (the embedders normalise, the space's transform is orthogonal) was
+    not written by the turn request and is not trusted: the text is embedded again."""
+    found = {}
+    for message in messages:
+        if message.pending_embedding is None or not message.content:
+            continue
+        vector = stored_vector(message.pending_embedding)
+        if np.isfinite(vector).all() and abs(float(np.linalg.norm(vector)) - 1.0) <= UNIT_NORM_TOLERANCE:
+            found[message.content] = vector
+    return found
 
 
 def retry_delay(attempts: int) -> datetime.timedelta:
@@ -178,6 +198,9 @@ def record_failure(turn: Turn, error: Exception) -> Turn:
     turn.save(update_fields=["status", "error", "next_attempt_at", "updated_at"])
     if turn.status == Turn.Status.QUEUED:
         enqueue_turn(turn, run_after=turn.next_attempt_at)
+    else:
+        # No attempt will use the message's vector any more (a retry keeps it).
+        Message.objects.filter(space_id=turn.space_id, pk__in=turn.message_ids).update(pending_embedding=None)
     return turn
 
 

@@ -46,18 +46,30 @@ def take_turn(
     channel: str = "",
     at=None,
 ) -> TakenTurn:
-    receipt = intake.receive_turn(
-        space=space, message=message, session_id=session_id, message_id=message_id, channel=channel, at=at
-    )
-    intent = read_intent(message) if receipt.is_new else None
-    matches_memories = intent is not None and conversational.needs_candidates(intent)
+    intake.check_content(message)  # before anything is embedded
+    intent = read_intent(message)
+    matches_memories = conversational.needs_candidates(intent)
     # The message is embedded once, together with what the forget check matches (its targets are the
-    # message itself unless it names what to forget), and that vector serves the check and the recall.
+    # message itself unless it names what to forget), and that vector serves the check, the recall and,
+    # stored with the message in the same insert, the pipeline (the worker need not embed it again).
+    # Embedded before the message is stored, so whether it is a replay is not known yet: a replayed
+    # forget request embeds its targets for nothing (rare), every new turn saves a round trip.
     texts = [*([message] if recall else []), *(intent.targets if matches_memories else [])]
     try:
         embedded = vectors_by_text(space.id, texts)
     except EmbeddingUnavailable:
         embedded = None
+    receipt = intake.receive_turn(
+        space=space,
+        message=message,
+        session_id=session_id,
+        message_id=message_id,
+        channel=channel,
+        at=at,
+        vector=embedded.get(message) if embedded else None,
+    )
+    # A replay is neither checked for forgetting again nor processed twice.
+    intent = intent if receipt.is_new else None
     forgot = _forget_in_turn(receipt, message, actor, intent, embedded)
     recalled = None
     if recall:
