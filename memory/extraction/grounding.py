@@ -41,6 +41,7 @@ import dataclasses
 import math
 import re
 import unicodedata
+from collections.abc import Callable
 
 import numpy as np
 
@@ -146,6 +147,31 @@ _REPORTS = re.compile(
 _DATE = re.compile(r"\b\d{1,4}[./-]\d{1,2}(?:[./-]\d{0,4})?\b|\d+\s*(?:年|月|日)")
 _TIME_WORD_STARTS = frozenset(w[:2] for w in MONTHS | WEEKDAYS)  # "мая", "května": inflected
 _HIRAGANA_ONLY = re.compile(r"^[\u3040-\u309f]+$")
+
+
+@dataclasses.dataclass
+class CustomerSentences:
+    """The vectors of the customer's sentences that an entry's meaning is compared with (check 6).
+
+    ``at_hand``: those already embedded (a sentence that is itself an entry, or whose vector the turn
+    request stored). ``embed_rest`` embeds the others, and is called only when an entry is not close
+    enough to any sentence at hand: a distance can only shrink as sentences are added, so the verdict
+    is the one the nearest of all the sentences gives, without embedding sentences no entry needs."""
+
+    at_hand: np.ndarray
+    embed_rest: Callable[[], np.ndarray] | None = None
+
+    def nearest_distance(self, vector: np.ndarray, limit: float) -> float:
+        distance = _nearest_distance(self.at_hand, vector)
+        if distance > limit and self.embed_rest is not None:
+            rest, self.embed_rest = self.embed_rest(), None
+            self.at_hand = np.vstack([self.at_hand, rest]) if len(self.at_hand) else rest
+            distance = _nearest_distance(self.at_hand, vector)
+        return distance
+
+
+def _nearest_distance(sentence_vectors: np.ndarray, vector: np.ndarray) -> float:
+    return float(np.min(1.0 - sentence_vectors @ vector)) if len(sentence_vectors) else 1.0
 
 
 @dataclasses.dataclass
@@ -527,8 +553,10 @@ def ground(
     candidates: list[Candidate],
     candidate_vectors: np.ndarray,
     customer_text: str,
-    sentence_vectors: np.ndarray,
+    sentences: CustomerSentences | np.ndarray,
 ) -> tuple[list[Grounded], list[Rejected]]:
+    if isinstance(sentences, np.ndarray):
+        sentences = CustomerSentences(sentences)
     grounded, rejected = [], []
     for candidate, vector in zip(candidates, candidate_vectors, strict=True):
         span, reason = _check(candidate, customer_text)
@@ -536,8 +564,8 @@ def ground(
             rejected.append(Rejected(candidate, reason))
             continue
         candidate = _trimmed_to_span(candidate, span)
-        distance = float(np.min(1.0 - sentence_vectors @ vector)) if len(sentence_vectors) else 1.0
         limit = MAX_SEMANTIC_DISTANCE.get(candidate.kind, DEFAULT_MAX_SEMANTIC_DISTANCE)
+        distance = sentences.nearest_distance(vector, limit)
         if distance > limit:
             rejected.append(
                 Rejected(candidate, f"its meaning is not close to anything the customer said (distance {distance:.2f})")

@@ -28,11 +28,11 @@ from django_tasks import task
 
 from memory.dedup.writer import WriteOutcome, write_entries
 from memory.extraction.engine import Candidate, CustomerText
-from memory.extraction.grounding import Grounded, Rejected, ground
+from memory.extraction.grounding import CustomerSentences, Grounded, Rejected, ground
 from memory.extraction.registry import get_extractor
 from memory.llm.budget import ModelTimeBudgetSpent
 from memory.llm.errors import ModelUnavailable
-from memory.models import Message, Turn
+from memory.models import EMBEDDING_DIMENSIONS, Message, Turn
 from memory.telemetry import traced
 from memory.text.analysis import languages_remembered, search_tokens, split_sentences
 from memory.text.digests import keyword_digests
@@ -59,21 +59,23 @@ class MessageAnalysis:
 def analyse(
     messages: list[Message], known: Mapping[str, np.ndarray] | None = None
 ) -> tuple[list[MessageAnalysis], list[list[Grounded]], list[Rejected]]:
-    """Extract from each customer message, embed what grounding compares in one call, ground each entry.
+    """Extract from each customer message, embed its entries in one call, ground each entry.
 
-    Embedded: each entry, and the sentences of the messages that gave entries (a message without any
-    needs no comparison); each distinct text once — an entry is often exactly the sentence it came
-    from. ``known``: texts already embedded for this space (the turn request embedded its message, which
-    is its one sentence when it has one). All of them are embedded the same way, as passages."""
+    Grounding compares an entry's meaning with the customer's sentences: first with the sentences at
+    hand — an entry is often exactly the sentence it came from, and ``known`` holds texts already
+    embedded for this space (the turn request stored its message's vector, which is its one sentence
+    when it has one) — and only if that is not close enough with the message's other sentences, then
+    embedded in one more call (the verdict is the same; sentences no entry needs are never embedded).
+    A message without entries needs no comparison. All are embedded the same way, as passages."""
     extractor = get_extractor()
     analyses = []
     for message in messages:
         text = message.content or ""
         candidates = extractor.extract(CustomerText(text=text, sent_at=message.sent_at))
         analyses.append(MessageAnalysis(message, candidates, split_sentences(text) or [text]))
-    compared = [a for a in analyses if a.candidates]
-    texts = [c.content for a in compared for c in a.candidates] + [s for a in compared for s in a.sentences]
-    vector_of = vectors_by_text(messages[0].space_id, texts, known) if texts else {}
+    space_id = messages[0].space_id if messages else None
+    entries = [c.content for a in analyses for c in a.candidates]
+    vector_of = {**(known or {}), **vectors_by_text(space_id, entries, known)} if entries else {}
     grounded_per_message, rejected = [], []
     for analysis in analyses:
         if analysis.candidates:
@@ -81,13 +83,25 @@ def analyse(
                 analysis.candidates,
                 np.stack([vector_of[c.content] for c in analysis.candidates]),
                 analysis.message.content,
-                np.stack([vector_of[s] for s in analysis.sentences]),
+                _sentences_of(space_id, analysis.sentences, vector_of),
             )
         else:
             kept, dropped = [], []
         grounded_per_message.append(kept)
         rejected.extend(dropped)
     return analyses, grounded_per_message, rejected
+
+
+def _sentences_of(space_id, sentences: list[str], vector_of: Mapping[str, np.ndarray]) -> CustomerSentences:
+    at_hand = [s for s in dict.fromkeys(sentences) if s in vector_of]
+    rest = [s for s in dict.fromkeys(sentences) if s not in vector_of]
+    vectors = np.stack([vector_of[s] for s in at_hand]) if at_hand else np.zeros((0, EMBEDDING_DIMENSIONS), np.float32)
+
+    def embed_rest() -> np.ndarray:
+        fresh = vectors_by_text(space_id, rest)
+        return np.stack([fresh[s] for s in rest])
+
+    return CustomerSentences(vectors, embed_rest if rest else None)
 
 
 def cap_entries(grounded_per_message: list[list[Grounded]], limit: int) -> tuple[list[list[Grounded]], list[Rejected]]:
