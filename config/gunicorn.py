@@ -5,6 +5,12 @@ embedding model mapped from its file) and forks the workers from it, so they sha
 copy-on-write instead of each loading its own copy. config/wsgi.py closes its database connections
 before the fork and leaves running the model to each worker (``post_fork``; see memory/warmup.py).
 Any setting can be overridden on the command line or in ``GUNICORN_CMD_ARGS``.
+
+``ENGRAM_WEB_NICENESS`` (default 10): the workers run at this lower CPU priority than the task worker.
+When the machine is short of CPU, the turn pipeline keeps pace and the requests wait instead:
+otherwise eight request threads crowd out the one worker process, turns are stored faster than they
+are processed and the queue grows for as long as the load lasts (docs/operations.md, "Priorities").
+Without contention priorities change nothing.
 """
 
 import gc
@@ -26,6 +32,7 @@ def pre_fork(server, worker):
 
 
 def post_fork(server, worker):
+    os.nice(int(os.environ.get("ENGRAM_WEB_NICENESS", "10")))
     if server.cfg.preload_app:
         from memory.warmup import warm_up_embeddings
 
