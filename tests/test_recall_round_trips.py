@@ -9,7 +9,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from memory.recall.search import recall
-from memory.text.vectors import embed_for_space
 from tenants import scope
 from tenants.api_keys import known_keys, revoke_api_key
 from tenants.encrypted_fields import Sealed
@@ -124,27 +123,3 @@ def test_the_pipelined_scope_is_what_row_level_security_sees(space_a, space_b):
         with scope.scope_with_next_statement(space_b.tenant_id, space_b):
             pass  # no statement in the block: the scope is set when it ends
         assert scope.current_scope() == (str(space_b.tenant_id), str(space_b.pk))
-
-
-def test_the_prepared_candidate_statement_still_answers_to_row_level_security(client_a, space_a, space_b):
-    """The candidate statement is prepared once per connection and, after a few runs, executed from a
-    generic plan: the scope must still be read when it runs, not when it was planned."""
-    from memory.recall.candidates import MeaningBounds, candidate_rows
-
-    tell(client_a, space_a, "We run a fleet of four vans.")
-    for _ in range(7):
-        assert post_recall(client_a, space_a).json()["memories"]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT generic_plans FROM pg_prepared_statements WHERE statement LIKE 'WITH query_vector%'")
-        assert cursor.fetchone()[0] > 0
-    with scope.tenant_scope(space_a.tenant_id, space_a):
-        own = Space.objects.get(pk=space_a.pk)
-        vectors = embed_for_space(own.id, ["How many vans do you have?"])
-    arguments = dict(vectors=vectors, kinds=None, keyword_digests=[], topic_digests=set(),
-                     bounds=MeaningBounds(alone=2.0, corroborated=2.0))  # fmt: skip
-    with scope.tenant_scope(space_a.tenant_id, space_a):
-        assert len(candidate_rows(space=own, **arguments)) == 1
-    with scope.tenant_scope(space_b.tenant_id, space_b):  # another tenant asking for A's space by its id
-        assert candidate_rows(space=own, **arguments) == []
-    with scope.tenant_scope(space_a.tenant_id, space_a):
-        assert len(candidate_rows(space=own, **arguments)) == 1

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from django.db import connection
 from pgvector import Vector
 
 from memory.models import Memory
@@ -78,8 +77,7 @@ def candidate_rows(
     # Every part MATERIALIZED, so each is computed once: inlined, a part read for every row of
     # another (the passing filter's window, the useful digests) was re-run per row.
     ctes = ",\n".join(f"{name} AS MATERIALIZED (\n{body}\n)" for name, body in parts.items())
-    with connection.prepared_statements():
-        return list(Memory.objects.raw(f"WITH {ctes}\n{statement.select(set(parts))}", statement.params))
+    return list(Memory.objects.raw(f"WITH {ctes}\n{statement.select(set(parts))}", statement.params))
 
 
 class _Statement:
