@@ -21,6 +21,18 @@ workers = 2
 threads = 4
 worker_class = "gthread"
 preload_app = True
+
+
+def _web_niceness() -> int:
+    text = os.environ.get("ENGRAM_WEB_NICENESS", "10")
+    try:
+        return int(text)
+    except ValueError:
+        raise SystemExit(f"ENGRAM_WEB_NICENESS must be a whole number (0 for none), not {text!r}") from None
+
+
+# Read when gunicorn loads this file, so a bad value stops it before anything is served.
+web_niceness = _web_niceness()
 # Read by config/wsgi.py while the master preloads the application.
 os.environ["ENGRAM_PRELOADED_BY_GUNICORN"] = "1"
 
@@ -32,7 +44,7 @@ def pre_fork(server, worker):
 
 
 def post_fork(server, worker):
-    os.nice(int(os.environ.get("ENGRAM_WEB_NICENESS", "10")))
+    os.nice(web_niceness)
     if server.cfg.preload_app:
         from memory.warmup import warm_up_embeddings
 

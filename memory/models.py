@@ -88,6 +88,8 @@ class Message(SpaceOwned):
     # kept only until the pipeline has processed the turn, so the worker need not embed the message again:
     # NULL once the turn is done or finally failed, and whenever the text is dropped. Never exported.
     pending_embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # The engine that made it (its name): after a model change the worker embeds the text again.
+    pending_embedding_model = models.CharField(max_length=100, blank=True, default="")
     sent_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 

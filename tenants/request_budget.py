@@ -17,27 +17,34 @@ import re
 import psycopg
 from django.db import OperationalError, connection
 
+# A time further ahead than one period (the limit was changed to a shorter period since) counts as
+# one period ahead: a key must never wait longer than the period it is now limited over.
 SPEND_SQL = """
 INSERT INTO tenants_apikeyrequestbudget AS budget (key_prefix, theoretical_arrival)
 VALUES (%(prefix)s, statement_timestamp() + %(interval)s * interval '1 second')
 ON CONFLICT (key_prefix) DO UPDATE
-    SET theoretical_arrival = greatest(budget.theoretical_arrival, statement_timestamp())
+    SET theoretical_arrival = greatest(least(budget.theoretical_arrival,
+                                             statement_timestamp() + %(period)s * interval '1 second'),
+                                       statement_timestamp())
                               + %(interval)s * interval '1 second'
-    WHERE greatest(budget.theoretical_arrival, statement_timestamp()) - statement_timestamp()
+    WHERE greatest(least(budget.theoretical_arrival, statement_timestamp() + %(period)s * interval '1 second'),
+                   statement_timestamp()) - statement_timestamp()
           <= %(tolerance)s * interval '1 second'
 RETURNING true
 """
 # Only after a refusal, in a statement of its own: it must read the row as the refusing one left it
 # (a statement's snapshot may predate a row another process just created or moved).
 WAIT_SQL = """
-SELECT extract(epoch FROM theoretical_arrival - statement_timestamp())::float8 - %(tolerance)s
+SELECT extract(epoch FROM least(theoretical_arrival, statement_timestamp() + %(period)s * interval '1 second')
+                          - statement_timestamp())::float8 - %(tolerance)s
 FROM tenants_apikeyrequestbudget WHERE key_prefix = %(prefix)s
 """
 # A refused request waits at least this long, even if the budget frees up between the two statements.
 SHORTEST_WAIT_SECONDS = 0.001
 
-PERIOD_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-RATE_PATTERN = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day|[smhd])\w*\s*$")
+PERIOD_SECONDS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600,
+                  "d": 86400, "day": 86400}  # fmt: skip
+RATE_PATTERN = re.compile(r"^\s*(\d+)\s*/\s*([a-z]+)\s*$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,9 +56,14 @@ class Rate:
     def parse(cls, text: str) -> Rate:
         """DRF's notation: ``"<count>/<second|minute|hour|day>"``."""
         match = RATE_PATTERN.match(text or "")
-        if not match or int(match.group(1)) < 1:
-            raise ValueError(f"a rate limit reads like '1200/minute', not {text!r}")
-        return cls(int(match.group(1)), PERIOD_SECONDS[match.group(2)[0]])
+        # DRF reads only the period's first letter ("5/months" is 5 a minute): a word that is not a
+        # period is refused here, so the server does not start with a limit it reads otherwise.
+        period = match.group(2) if match else ""
+        if len(period) > 2 and period.endswith("s") and period[:-1] in PERIOD_SECONDS:
+            period = period[:-1]  # "minutes", "days"; but "ms" is not "m"
+        if not match or int(match.group(1)) < 1 or period not in PERIOD_SECONDS:
+            raise ValueError(f"a rate limit reads like '1200/minute' (second, minute, hour or day), not {text!r}")
+        return cls(int(match.group(1)), PERIOD_SECONDS[period])
 
     @property
     def interval(self) -> float:
@@ -63,7 +75,12 @@ def spend(key_prefix: str, rate: Rate) -> float:
 
     A kept connection that has died since its last use (the server restarted) is replaced and the
     statement sent once more; a fresh connection that fails is the database being down."""
-    parameters = {"prefix": key_prefix, "interval": rate.interval, "tolerance": rate.period_seconds - rate.interval}
+    parameters = {
+        "prefix": key_prefix,
+        "interval": rate.interval,
+        "tolerance": rate.period_seconds - rate.interval,
+        "period": rate.period_seconds,
+    }
     reused = connection.has_side_connection()
     while True:
         try:

@@ -29,12 +29,14 @@ class DatabaseWrapper(base.DatabaseWrapper):
         For counters that every process must see at once and that must not wait for the request's
         transaction: a row updated inside that transaction stays locked until the request ends, so
         every other request touching the row (the same API key's rate limit) would queue behind it.
-        Same database, same role and parameters; it lives and dies with the main connection (closed
-        with it, so a test database can be dropped), and a broken one is replaced on the next use.
+        Same database, same role and parameters (``assume_role`` too, as Django sets it on the main
+        one); it lives and dies with the main connection (closed with it, so a test database can be
+        dropped), and a broken one is replaced on the next use.
         """
         side = self._side_connection
         if side is None or side.closed or side.broken:
             side = self.Database.connect(**self.get_connection_params(), autocommit=True)
+            self._configure_role(side)  # Django's own SET ROLE for OPTIONS["assume_role"]
             self._side_connection = side
         return side
 

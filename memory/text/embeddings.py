@@ -74,6 +74,9 @@ class OpenAIEmbedder:
 
 
 def _normalised(vectors: np.ndarray) -> np.ndarray:
+    if not np.isfinite(vectors).all():
+        # A broken or hostile endpoint: such a vector cannot be stored (halfvec refuses NaN) nor compared.
+        raise EmbeddingUnavailable("the embedding engine returned numbers that are not finite")
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return vectors / norms

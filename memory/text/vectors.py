@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives.hashes import SHA256
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from memory.models import EMBEDDING_DIMENSIONS
-from memory.text.embeddings import get_embedder
+from memory.text.embeddings import EmbeddingUnavailable, get_embedder
 from tenants.space_keys import data_key_for
 
 ROTATION_INFO = b"engram-vector-rotation|v2"
@@ -187,11 +187,21 @@ def out_of_space(space_id, vectors) -> np.ndarray:
     return rotation_cache.rotation(space_id).invert(vectors) if len(vectors) else vectors
 
 
+def engine_name() -> str:
+    """The embedding engine this process uses (vectors from another one are not comparable)."""
+    return get_embedder().name
+
+
 def embed_for_space(space_id, texts: list[str], *, query: bool = False) -> np.ndarray:
     """Embed ``texts`` for ``space_id``: the vectors the space stores, or compares with what it stores.
 
-    The embedding cache is keyed by the space too, so its timing tells no tenant what another sent."""
-    return into_space(space_id, get_embedder().embed(texts, query=query, cache_scope=str(space_id)))
+    The embedding cache is keyed by the space too, so its timing tells no tenant what another sent.
+    Numbers that are not finite, from whatever engine, are the engine failing (``EmbeddingUnavailable``:
+    the turn is kept and processed later), never a value to store."""
+    vectors = get_embedder().embed(texts, query=query, cache_scope=str(space_id))
+    if not np.isfinite(vectors).all():
+        raise EmbeddingUnavailable("the embedding engine returned numbers that are not finite")
+    return into_space(space_id, vectors)
 
 
 def vectors_by_text(space_id, texts: list[str], known: Mapping[str, np.ndarray] | None = None) -> dict:

@@ -21,6 +21,7 @@ from memory.llm import budget
 from memory.models import Message, Session, Turn
 from memory.telemetry import traced
 from memory.text.digests import digest, message_digest
+from memory.text.vectors import engine_name
 from memory.turns.pipeline import enqueue_turn
 
 MAX_MESSAGE_BYTES = 32 * 1024
@@ -100,6 +101,7 @@ def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[
         caller_message_id=incoming.message_id,
         sent_at=incoming.sent_at or timezone.now(),
         pending_embedding=incoming.vector,
+        pending_embedding_model=engine_name() if incoming.vector is not None else "",
     )
     return message, True
 
@@ -221,7 +223,9 @@ def mark_forget_handled(turn: Turn) -> None:
 
 
 def _drop_message_text(turn: Turn) -> None:
-    Message.objects.filter(pk__in=turn.message_ids).update(content=None, keyword_digests=[], pending_embedding=None)
+    Message.objects.filter(pk__in=turn.message_ids).update(
+        content=None, keyword_digests=[], pending_embedding=None, pending_embedding_model=""
+    )
 
 
 def record_forget_outcome(turn: Turn, outcome) -> None:

@@ -37,7 +37,7 @@ from memory.telemetry import traced
 from memory.text.analysis import languages_remembered, search_tokens, split_sentences
 from memory.text.digests import keyword_digests
 from memory.text.embeddings import EmbeddingUnavailable, stored_vector
-from memory.text.vectors import vectors_by_text
+from memory.text.vectors import engine_name, vectors_by_text
 from tenants import scope
 from tenants.models import Space
 from tenants.space_settings import effective_settings
@@ -169,11 +169,12 @@ def process_turn(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = No
         for message in kept:
             message.keyword_digests = keyword_digests(space.id, search_tokens(message.content))
             message.pending_embedding = None  # used: vectors of the transcript are not kept
-        Message.objects.bulk_update(kept, ["keyword_digests", "pending_embedding"])
+            message.pending_embedding_model = ""
+        Message.objects.bulk_update(kept, ["keyword_digests", "pending_embedding", "pending_embedding_model"])
     else:
         # The turn record is all that needs the text; transcripts are not kept.
         Message.objects.filter(pk__in=[m.pk for m in messages]).update(
-            content=None, keyword_digests=[], pending_embedding=None
+            content=None, keyword_digests=[], pending_embedding=None, pending_embedding_model=""
         )
     return turn
 
@@ -182,10 +183,12 @@ def stored_vectors(messages: list[Message]) -> dict[str, np.ndarray]:
     """The vectors the turn request stored with these messages, keyed by each row's own text: a vector
     serves only the exact text it was stored with (an entry that is that sentence), never another.
     One that is not a unit vector (the embedders normalise, the space's transform is orthogonal) was
-    not written by the turn request and is not trusted: the text is embedded again."""
+    not written by the turn request and is not trusted, nor is one another engine made (the model
+    changed since the message was stored): the text is embedded again."""
     found = {}
+    engine = engine_name()
     for message in messages:
-        if message.pending_embedding is None or not message.content:
+        if message.pending_embedding is None or not message.content or message.pending_embedding_model != engine:
             continue
         vector = stored_vector(message.pending_embedding)
         if np.isfinite(vector).all() and abs(float(np.linalg.norm(vector)) - 1.0) <= UNIT_NORM_TOLERANCE:
@@ -214,7 +217,9 @@ def record_failure(turn: Turn, error: Exception) -> Turn:
         enqueue_turn(turn, run_after=turn.next_attempt_at)
     else:
         # No attempt will use the message's vector any more (a retry keeps it).
-        Message.objects.filter(space_id=turn.space_id, pk__in=turn.message_ids).update(pending_embedding=None)
+        Message.objects.filter(space_id=turn.space_id, pk__in=turn.message_ids).update(
+            pending_embedding=None, pending_embedding_model=""
+        )
     return turn
 
 

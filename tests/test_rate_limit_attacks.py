@@ -1,0 +1,233 @@
+"""Attacks on the API rate limit (tenants/request_budget.py, the autocommit side connection)."""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+import pytest
+from django.conf import settings as django_settings
+from django.db import connection, connections
+
+from tenants.request_budget import Rate, spend
+from tests.conftest import api_client
+
+pytestmark = pytest.mark.django_db
+
+SPACES = "/api/v1/spaces"
+
+
+def _hammer(prefix: str, rate: Rate, n: int) -> list[float]:
+    barrier = threading.Barrier(n)
+    waits, errors = [], []
+
+    def one():
+        try:
+            barrier.wait()
+            waits.append(spend(prefix, rate))
+        except Exception as exc:
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=one) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    return waits
+
+
+def test_one_per_minute_under_16_concurrent_threads_lets_exactly_one_through():
+    waits = _hammer("review1pm", Rate.parse("1/minute"), 16)
+    assert sum(w == 0.0 for w in waits) == 1
+    assert all(w > 0 and w <= 60 for w in waits if w)
+
+
+def test_refusals_spend_nothing_under_concurrency():
+    rate = Rate.parse("3/hour")
+    assert _hammer("reviewref", rate, 10).count(0.0) == 3
+    # a burst of 10 refused requests must not push the wait beyond one share (1200 s)
+    more = _hammer("reviewref", rate, 10)
+    assert more.count(0.0) == 0 and max(more) <= 1200.5
+
+
+def test_retry_after_is_never_zero_or_negative(settings, key_a):
+    settings.ENGRAM_API_RATE_LIMIT = "1/second"
+    client = api_client(key_a.secret)
+    assert client.get(SPACES).status_code == 200
+    refused = client.get(SPACES)
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) >= 1
+
+
+def test_raising_the_limit_at_run_time_takes_effect():
+    assert spend("reviewup", Rate.parse("1/minute")) == 0.0
+    assert spend("reviewup", Rate.parse("1/minute")) > 0
+    # 1/minute -> 120/minute: the spent share (60 s ahead) is within the new tolerance (59.5 s)? nearly.
+    assert spend("reviewup", Rate.parse("120/minute")) <= 0.5 + 0.01
+
+
+def test_shortening_the_period_at_run_time_never_blocks_a_key_for_longer_than_the_new_period():
+    """An operator moves from a daily budget to a per-second one: a key that had spent its day's burst
+    was refused for up to a day, far beyond the new period (review finding, fixed)."""
+    day = Rate.parse("2/day")
+    assert spend("reviewshort", day) == 0.0
+    assert spend("reviewshort", day) == 0.0
+    wait = spend("reviewshort", Rate.parse("10/second"))
+    assert wait <= 1.0, f"refused for {wait:.0f} s under a 10/second limit"
+
+
+def test_rate_texts_that_mean_something_else_are_refused():
+    """DRF reads only the first letter of the period: '5/months' would be 5/minute, '5/ms' too."""
+    for text in ("5/months", "5/ms", "5/decade", "5/hundredyears"):
+        with pytest.raises(ValueError):
+            Rate.parse(text)
+
+
+def test_side_connection_runs_as_the_runtime_role_without_rls_bypass_or_scope():
+    side = connection.autocommit_side_connection()
+    user, superuser, bypass = side.execute(
+        "SELECT current_user, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
+    ).fetchone()
+    assert user == django_settings.ENGRAM_RUNTIME_DATABASE_ROLE
+    assert not superuser and not bypass
+    settings_rows = side.execute(
+        "SELECT name, setting FROM pg_settings WHERE name LIKE 'engram.%' OR name LIKE 'app.%'"
+    ).fetchall()
+    assert all(not value for _, value in settings_rows), settings_rows
+
+
+def test_side_connection_is_per_thread_and_closed_with_the_thread_connection():
+    main_side = connection.autocommit_side_connection()
+    seen = {}
+
+    def other():
+        try:
+            side = connections["default"].autocommit_side_connection()
+            seen["pid"] = side.info.backend_pid
+            connections.close_all()
+            seen["closed"] = side.closed
+        except Exception as exc:
+            seen["error"] = exc
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join(30)
+    assert "error" not in seen, seen
+    assert seen["pid"] != main_side.info.backend_pid and seen["closed"]
+    assert not main_side.closed
+
+
+def test_database_down_for_the_counter_is_a_clean_503(monkeypatch, key_a):
+    client = api_client(key_a.secret)
+    connection.close_side_connection()
+
+    def refuse(*args, **kwargs):
+        raise psycopg.OperationalError("connection refused (review)")
+
+    monkeypatch.setattr(connection.Database, "connect", refuse)
+    response = client.get(SPACES)
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.json()["error"]["code"] == "service_unavailable"
+
+
+def test_a_read_only_database_under_the_counter_is_a_json_error_not_a_raw_500(key_a):
+    """A psycopg error other than OperationalError from the side connection (held: JSON internal_error)."""
+    client = api_client(key_a.secret)
+    assert client.get(SPACES).status_code == 200
+    connection.autocommit_side_connection().execute("SET default_transaction_read_only = on")
+    client.raise_request_exception = False
+    response = client.get(SPACES)
+    connection.close_side_connection()
+    assert response.status_code in (500, 503)
+    assert response["Content-Type"].startswith("application/json"), response.status_code
+
+
+def test_a_killed_counter_connection_twice_in_a_row_is_still_clean(key_a):
+    client = api_client(key_a.secret)
+    for _ in range(2):
+        assert client.get(SPACES).status_code == 200
+        pid = connection.autocommit_side_connection().info.backend_pid
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+    assert client.get(SPACES).status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_http_requests_of_one_key_are_limited_exactly(settings, key_a):
+    """Through the whole stack (authentication, ATOMIC_REQUESTS, the throttle), each thread with its own
+    request connection and side connection, the first requests of a key racing to create its row."""
+    settings.ENGRAM_API_RATE_LIMIT = "4/hour"
+    n = 12
+    barrier = threading.Barrier(n)
+    codes, errors = [], []
+
+    def one():
+        try:
+            client = api_client(key_a.secret)
+            barrier.wait()
+            response = client.get(SPACES)
+            codes.append((response.status_code, response.get("Retry-After")))
+        except Exception as exc:
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=one) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    assert sorted(c for c, _ in codes) == [200] * 4 + [429] * 8
+    assert all(0 < int(ra) <= 900 for c, ra in codes if c == 429)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_side_connection_sees_no_tenant_rows_without_a_scope(key_a, space_a, space_b):
+    """It carries no row-level-security scope: every tenant table must read as empty on it (fail closed)."""
+    side = connection.autocommit_side_connection()
+    tables = [
+        row[0]
+        for row in side.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE c.relkind = 'r' AND c.relrowsecurity AND n.nspname = current_schema()"
+        ).fetchall()
+    ]
+    assert "tenants_space" in tables and "memory_message" in tables
+    visible = {t: side.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+    assert not any(visible.values()), visible
+    # and the budget table holds nothing a tenant wrote: a prefix and a time
+    columns = [r[0] for r in side.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'tenants_apikeyrequestbudget'"
+    ).fetchall()]  # fmt: skip
+    assert sorted(columns) == ["key_prefix", "theoretical_arrival"]
+
+
+def test_the_side_connection_takes_the_role_the_main_one_assumes(superuser_conninfo):
+    """DATABASE_URL's query string becomes OPTIONS (config/database_url.py), so `?assume_role=...` is a
+    supported setting: Django's main connection runs `SET ROLE` on connect; the side connection must too
+    (review finding, fixed)."""
+    runtime = django_settings.ENGRAM_RUNTIME_DATABASE_ROLE
+    with psycopg.connect(superuser_conninfo, autocommit=True) as su:
+        su.execute("DROP ROLE IF EXISTS review_assumed")
+        su.execute("CREATE ROLE review_assumed NOLOGIN")
+        su.execute(f'GRANT review_assumed TO "{runtime}"')
+    options = connection.settings_dict["OPTIONS"]
+    try:
+        options["assume_role"] = "review_assumed"
+        connection.close_side_connection()
+        with connection.cursor() as cursor:
+            cursor.execute("SET ROLE review_assumed")  # what init_connection_state does on a new connection
+            cursor.execute("SELECT current_user")
+            main_role = cursor.fetchone()[0]
+            cursor.execute("RESET ROLE")
+        side_role = connection.autocommit_side_connection().execute("SELECT current_user").fetchone()[0]
+    finally:
+        options.pop("assume_role", None)
+        connection.close_side_connection()
+    assert main_role == "review_assumed"
+    assert side_role == main_role, f"side connection runs as {side_role}"
