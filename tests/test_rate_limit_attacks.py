@@ -10,6 +10,7 @@ from django.conf import settings as django_settings
 from django.db import connection, connections
 
 from tenants.request_budget import Rate, spend
+from tests.concurrency import at_once
 from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db
@@ -18,25 +19,7 @@ SPACES = "/api/v1/spaces"
 
 
 def _hammer(prefix: str, rate: Rate, n: int) -> list[float]:
-    barrier = threading.Barrier(n)
-    waits, errors = [], []
-
-    def one():
-        try:
-            barrier.wait()
-            waits.append(spend(prefix, rate))
-        except Exception as exc:
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=one) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not errors, errors
-    return waits
+    return at_once(lambda: spend(prefix, rate), n)
 
 
 def test_one_per_minute_under_16_concurrent_threads_lets_exactly_one_through():
@@ -161,27 +144,12 @@ def test_concurrent_http_requests_of_one_key_are_limited_exactly(settings, key_a
     """Through the whole stack (authentication, ATOMIC_REQUESTS, the throttle), each thread with its own
     request connection and side connection, the first requests of a key racing to create its row."""
     settings.ENGRAM_API_RATE_LIMIT = "4/hour"
-    n = 12
-    barrier = threading.Barrier(n)
-    codes, errors = [], []
 
     def one():
-        try:
-            client = api_client(key_a.secret)
-            barrier.wait()
-            response = client.get(SPACES)
-            codes.append((response.status_code, response.get("Retry-After")))
-        except Exception as exc:
-            errors.append(exc)
-        finally:
-            connections.close_all()
+        response = api_client(key_a.secret).get(SPACES)
+        return response.status_code, response.get("Retry-After")
 
-    threads = [threading.Thread(target=one) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not errors, errors
+    codes = at_once(one, 12)
     assert sorted(c for c, _ in codes) == [200] * 4 + [429] * 8
     assert all(0 < int(ra) <= 900 for c, ra in codes if c == 429)
 

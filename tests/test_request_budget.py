@@ -3,13 +3,12 @@ lock for the rest of a request, not spent by someone who only knows the key's vi
 
 from __future__ import annotations
 
-import threading
-
 import psycopg
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from tenants.request_budget import Rate, spend
+from tests.concurrency import at_once
 from tests.conftest import api_client
 
 pytestmark = pytest.mark.django_db
@@ -38,21 +37,7 @@ def test_the_count_is_committed_at_once_and_the_row_is_not_held_while_the_reques
 
 def test_concurrent_requests_of_one_key_are_counted_exactly():
     rate = Rate.parse("5/minute")
-    barrier = threading.Barrier(12)
-    waits = []
-
-    def one_request():
-        try:
-            barrier.wait()
-            waits.append(spend("concurrent01", rate))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=one_request) for _ in range(12)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
+    waits = at_once(lambda: spend("concurrent01", rate), 12)
     assert sorted(w == 0.0 for w in waits) == [False] * 7 + [True] * 5
 
 
