@@ -13,6 +13,7 @@ from memory.extraction.grounding import CustomerSentences, ground
 from memory.models import EMBEDDING_DIMENSIONS, Message, Turn
 from memory.text import vectors
 from memory.text.analysis import split_sentences
+from memory.text.embeddings import CachingEmbedder, EmbeddingUnavailable, _normalised
 from memory.turns import pipeline
 from memory.turns.take_turn import take_turn
 from tenants import scope
@@ -211,15 +212,16 @@ def test_a_vector_stored_under_the_previous_model_is_not_used_after_a_model_chan
 
 
 class BrokenEndpoint:
-    """An embedding endpoint that answers with non-finite numbers (a hostile or broken OpenAI-compatible server)."""
+    """An embedding engine whose endpoint answers with non-finite numbers (a hostile or broken
+    OpenAI-compatible server): its reply goes through the engines' own normalisation, as theirs does."""
 
-    def __init__(self, inner, value):
-        self.inner, self.name, self.value = inner, inner.name, value
+    def __init__(self, engine, value):
+        self.engine, self.name, self.value = engine, engine.name, value
 
-    def embed(self, texts, *, query=False, **options):
-        out = np.array(self.inner.embed(texts, query=query, **options), dtype=np.float32)
+    def embed(self, texts, *, query=False):
+        out = np.array(self.engine.embed(texts, query=query), dtype=np.float32)
         out[:, 0] = self.value
-        return out
+        return _normalised(out)
 
 
 @pytest.mark.django_db
@@ -230,10 +232,8 @@ def test_a_non_finite_vector_from_the_embedder_does_not_lose_the_turn(client_a, 
     turn is stored and queued, and recall falls back to keywords."""
     from django.urls import reverse
 
-    from memory.text.embeddings import EmbeddingUnavailable, _normalised
-
-    inner = vectors.get_embedder()
-    monkeypatch.setattr(vectors, "get_embedder", lambda: BrokenEndpoint(inner, value))
+    broken = CachingEmbedder(BrokenEndpoint(vectors.get_embedder().inner, value))
+    monkeypatch.setattr(vectors, "get_embedder", lambda: broken)
     with pytest.raises(EmbeddingUnavailable):
         _normalised(np.array([[value, 1.0]], np.float32))
     url = reverse("turn-create", args=[space_a.external_id])

@@ -76,6 +76,7 @@ class OpenAIEmbedder:
 def _normalised(vectors: np.ndarray) -> np.ndarray:
     if not np.isfinite(vectors).all():
         # A broken or hostile endpoint: such a vector cannot be stored (halfvec refuses NaN) nor compared.
+        # Checked here, before the embedding cache keeps it, so a retry asks the engine again.
         raise EmbeddingUnavailable("the embedding engine returned numbers that are not finite")
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0

@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives.hashes import SHA256
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from memory.models import EMBEDDING_DIMENSIONS
-from memory.text.embeddings import EmbeddingUnavailable, get_embedder
+from memory.text.embeddings import get_embedder
 from tenants.space_keys import data_key_for
 
 ROTATION_INFO = b"engram-vector-rotation|v2"
@@ -196,12 +196,9 @@ def embed_for_space(space_id, texts: list[str], *, query: bool = False) -> np.nd
     """Embed ``texts`` for ``space_id``: the vectors the space stores, or compares with what it stores.
 
     The embedding cache is keyed by the space too, so its timing tells no tenant what another sent.
-    Numbers that are not finite, from whatever engine, are the engine failing (``EmbeddingUnavailable``:
-    the turn is kept and processed later), never a value to store."""
-    vectors = get_embedder().embed(texts, query=query, cache_scope=str(space_id))
-    if not np.isfinite(vectors).all():
-        raise EmbeddingUnavailable("the embedding engine returned numbers that are not finite")
-    return into_space(space_id, vectors)
+    Every engine's reply is checked before the cache keeps it (``embeddings._normalised``): numbers
+    that are not finite are the engine failing, never a value to store."""
+    return into_space(space_id, get_embedder().embed(texts, query=query, cache_scope=str(space_id)))
 
 
 def vectors_by_text(space_id, texts: list[str], known: Mapping[str, np.ndarray] | None = None) -> dict:
