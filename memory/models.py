@@ -90,6 +90,11 @@ class Message(SpaceOwned):
     pending_embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     # The engine that made it (its name): after a model change the worker embeds the text again.
     pending_embedding_model = models.CharField(max_length=100, blank=True, default="")
+    # Written wherever the pending vector is no longer wanted (its turn done or failed for good, a model change).
+    NO_PENDING_VECTOR = {"pending_embedding": None, "pending_embedding_model": ""}
+    # Written wherever the text is dropped (a forget request, a transcript not kept, retention): nothing
+    # derived from it stays either.
+    TEXT_DROPPED = {"content": None, "keyword_digests": [], **NO_PENDING_VECTOR}
     sent_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 

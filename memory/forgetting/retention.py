@@ -82,7 +82,7 @@ def expire_space(space, *, now: datetime.datetime | None = None) -> RetentionRep
     if settings["transcript_retention_days"]:
         cutoff = now - datetime.timedelta(days=settings["transcript_retention_days"])
         lines = Message.objects.filter(space=space, content__isnull=False, sent_at__lt=cutoff).update(
-            content=None, keyword_digests=[], pending_embedding=None, pending_embedding_model=""
+            **Message.TEXT_DROPPED
         )
     return RetentionReport(tasks=counts["tasks"], events=counts["events"], transcript_lines=lines)
 

@@ -18,7 +18,7 @@ def reembed_tenant(tenant_id, progress: Callable[[int, int], None] = lambda done
         total = Memory.objects.count() + EpisodeKey.objects.count()
         space_ids = list(Space.objects.values_list("id", flat=True))
         # Queued turns' message vectors came from the previous model: their pipeline embeds afresh.
-        Message.objects.exclude(pending_embedding=None).update(pending_embedding=None, pending_embedding_model="")
+        Message.objects.exclude(pending_embedding=None).update(**Message.NO_PENDING_VECTOR)
     done = 0
     progress(done, total)
     for space_id in space_ids:

@@ -223,9 +223,7 @@ def mark_forget_handled(turn: Turn) -> None:
 
 
 def _drop_message_text(turn: Turn) -> None:
-    Message.objects.filter(pk__in=turn.message_ids).update(
-        content=None, keyword_digests=[], pending_embedding=None, pending_embedding_model=""
-    )
+    Message.objects.filter(pk__in=turn.message_ids).update(**Message.TEXT_DROPPED)
 
 
 def record_forget_outcome(turn: Turn, outcome) -> None:

@@ -93,8 +93,9 @@ def analyse(
 
 
 def _sentences_of(space_id, sentences: list[str], vector_of: Mapping[str, np.ndarray]) -> CustomerSentences:
-    at_hand = [s for s in dict.fromkeys(sentences) if s in vector_of]
-    rest = [s for s in dict.fromkeys(sentences) if s not in vector_of]
+    distinct = list(dict.fromkeys(sentences))
+    at_hand = [s for s in distinct if s in vector_of]
+    rest = [s for s in distinct if s not in vector_of]
     vectors = np.stack([vector_of[s] for s in at_hand]) if at_hand else np.zeros((0, EMBEDDING_DIMENSIONS), np.float32)
 
     def embed_rest() -> np.ndarray:
@@ -168,14 +169,12 @@ def process_turn(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = No
         kept = [m for m in messages if m.content]
         for message in kept:
             message.keyword_digests = keyword_digests(space.id, search_tokens(message.content))
-            message.pending_embedding = None  # used: vectors of the transcript are not kept
-            message.pending_embedding_model = ""
-        Message.objects.bulk_update(kept, ["keyword_digests", "pending_embedding", "pending_embedding_model"])
+            for field, value in Message.NO_PENDING_VECTOR.items():  # used: vectors of the transcript are not kept
+                setattr(message, field, value)
+        Message.objects.bulk_update(kept, ["keyword_digests", *Message.NO_PENDING_VECTOR])
     else:
         # The turn record is all that needs the text; transcripts are not kept.
-        Message.objects.filter(pk__in=[m.pk for m in messages]).update(
-            content=None, keyword_digests=[], pending_embedding=None, pending_embedding_model=""
-        )
+        Message.objects.filter(pk__in=[m.pk for m in messages]).update(**Message.TEXT_DROPPED)
     return turn
 
 
@@ -217,9 +216,7 @@ def record_failure(turn: Turn, error: Exception) -> Turn:
         enqueue_turn(turn, run_after=turn.next_attempt_at)
     else:
         # No attempt will use the message's vector any more (a retry keeps it).
-        Message.objects.filter(space_id=turn.space_id, pk__in=turn.message_ids).update(
-            pending_embedding=None, pending_embedding_model=""
-        )
+        Message.objects.filter(space_id=turn.space_id, pk__in=turn.message_ids).update(**Message.NO_PENDING_VECTOR)
     return turn
 
 
