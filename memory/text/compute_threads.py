@@ -1,0 +1,51 @@
+"""How many threads an in-process embedding should run now: as many as the cores nobody else is using.
+
+On an idle machine two OpenMP threads embed a text in about half the time of one (9.5 against 18 ms
+here, and bitwise the same vector). But whenever anything else runs — the server's other processes
+embedding, the task worker, PostgreSQL — two threads on two cores wait for each other at every
+barrier: three processes embedding with two threads each did less than half the work of three with
+one thread each, and one beside a busy process had a p95 of 170 ms instead of 39.
+
+So each embedding first looks at the machine: the kernel's count of runnable threads
+(``/proc/loadavg``) less this process's own (``/proc/self/task``) is what others are running; the
+embedding takes the remaining cores (at least one, at most the configured limit). It costs about
+20 µs. Idle, a recall's embedding gets every core; under any load it gets one, as before. Where
+``/proc`` is not there, or it is a container's view of a busier host, it gets one.
+"""
+
+from __future__ import annotations
+
+import os
+
+_LOADAVG = "/proc/loadavg"
+_OWN_THREADS = "/proc/self/task"
+
+
+def threads_for_now(limit: int) -> int:
+    if limit <= 1 or not hasattr(os, "sched_getaffinity"):
+        return 1
+    cores = len(os.sched_getaffinity(0))
+    try:
+        # Own threads first: a thread of ours that stops running between the two reads then counts
+        # as ours rather than as someone else's, which would take a core from this embedding.
+        own = _runnable_threads_of_this_process()
+        with open(_LOADAVG, "rb") as loadavg:
+            runnable = int(loadavg.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return 1
+    elsewhere = max(0, runnable - own)
+    return max(1, min(limit, cores - elsewhere))
+
+
+def _runnable_threads_of_this_process() -> int:
+    running = 0
+    for thread in os.listdir(_OWN_THREADS):
+        try:
+            with open(f"{_OWN_THREADS}/{thread}/stat", "rb") as stat:
+                fields = stat.read()
+        except OSError:  # the thread ended meanwhile
+            continue
+        # "pid (name) S ...": the name may hold spaces and parentheses, the state follows the last ")".
+        if fields[fields.rindex(b")") + 2 : fields.rindex(b")") + 3] == b"R":
+            running += 1
+    return running
