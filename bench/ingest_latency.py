@@ -117,6 +117,37 @@ def uncached_vectors(space_id, texts, known=None):
         vectors.embed_for_space = cached
 
 
+class SeparateProcesses:
+    """The request's and the worker's per-space language memory kept apart, as in two processes
+    (memory/text/analysis.py): the worker has read its earlier turns' texts, not this request's."""
+
+    def __init__(self):
+        from memory.text import analysis
+
+        self.analysis = analysis
+        self.request_side = analysis._SpaceLanguages(analysis.SPACE_LANGUAGES.max_entries)
+        self.worker_side = analysis._SpaceLanguages(analysis.SPACE_LANGUAGES.max_entries)
+
+    @contextlib.contextmanager
+    def request(self):
+        with self._as(self.request_side):
+            yield
+
+    @contextlib.contextmanager
+    def worker(self):
+        with self._as(self.worker_side):
+            yield
+
+    @contextlib.contextmanager
+    def _as(self, languages):
+        shared = self.analysis.SPACE_LANGUAGES
+        self.analysis.SPACE_LANGUAGES = languages
+        try:
+            yield
+        finally:
+            self.analysis.SPACE_LANGUAGES = shared
+
+
 def one_sentence_facts(tenant, spaces, take_turn, pipeline, scope, count: int = 120):
     """The issue's workload (bench/recall_workload.py: one-sentence customer facts, as in the mem0
     comparison) through the request without ``wait`` and then the worker's pipeline, its embedding
@@ -134,16 +165,19 @@ def one_sentence_facts(tenant, spaces, take_turn, pipeline, scope, count: int = 
         return uncached_vectors(space_id, texts, known)
 
     times = []
+    processes = SeparateProcesses()
     pipeline.vectors_by_text = counted
     try:
         for position in range(count // 3):
             for space, listed in zip(targets, workload["spaces"], strict=True):
                 with scope.tenant_scope(tenant, space):
-                    taken = take_turn(space=space, message=listed["facts"][position], actor="bench")
+                    with processes.request():
+                        taken = take_turn(space=space, message=listed["facts"][position], actor="bench")
                     embedded.append(0)
-                    started = time.perf_counter()
-                    pipeline.attempt_turn(taken.turn)
-                    times.append((time.perf_counter() - started) * 1000)
+                    with processes.worker():
+                        started = time.perf_counter()
+                        pipeline.attempt_turn(taken.turn)
+                        times.append((time.perf_counter() - started) * 1000)
     finally:
         pipeline.vectors_by_text = original_vectors
     return times, sum(embedded) / len(embedded)
@@ -185,19 +219,24 @@ def main(turns: int = 120) -> str:
         requests, worker, worker_cpu = [], [], []
         load_before = os.getloadavg()[0]
         clock = StageClock()
+        processes = SeparateProcesses()
         original_vectors = pipeline.vectors_by_text
         pipeline.vectors_by_text = uncached_vectors
         try:
             with clock.installed(stage_plan()):
                 for index, text in enumerate(texts):
                     with scope.tenant_scope(tenant, worker_space):
-                        started = time.perf_counter()
-                        taken = take_turn(space=worker_space, message=text, session_id=f"s{index // 5}", actor="bench")
-                        requests.append((time.perf_counter() - started) * 1000)
-                        started, started_cpu = time.perf_counter(), time.process_time()
-                        pipeline.attempt_turn(taken.turn)
-                        worker.append((time.perf_counter() - started) * 1000)
-                        worker_cpu.append((time.process_time() - started_cpu) * 1000)
+                        with processes.request():
+                            started = time.perf_counter()
+                            taken = take_turn(
+                                space=worker_space, message=text, session_id=f"s{index // 5}", actor="bench"
+                            )
+                            requests.append((time.perf_counter() - started) * 1000)
+                        with processes.worker():
+                            started, started_cpu = time.perf_counter(), time.process_time()
+                            pipeline.attempt_turn(taken.turn)
+                            worker.append((time.perf_counter() - started) * 1000)
+                            worker_cpu.append((time.process_time() - started_cpu) * 1000)
         finally:
             pipeline.vectors_by_text = original_vectors
         facts_worker, facts_embedded = one_sentence_facts(tenant, spaces, take_turn, pipeline, scope)

@@ -28,7 +28,7 @@ from memory.recall.prompt_block import build_prompt, line_for
 from memory.recall.query_analysis import QueryAnalysis, analyse_query
 from memory.recall.timings import Timings
 from memory.telemetry import traced
-from memory.text.analysis import languages_remembered
+from memory.text.analysis import languages_remembered_in_space
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.embeddings import EmbeddingUnavailable
 from memory.text.vectors import embed_for_space
@@ -121,7 +121,7 @@ def _first_found(memory) -> tuple:
     query_argument="query",
     contents=lambda r: [h["content"] for h in r.hits],
 )
-@languages_remembered()  # the query's language is read by its analysis and its translation
+@languages_remembered_in_space  # the query's language is read by its analysis and its translation
 def recall(
     *,
     space,

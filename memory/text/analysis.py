@@ -14,8 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
+import functools
+import hashlib
 import re
+import secrets
+import threading
 import unicodedata
+from collections import OrderedDict
 from functools import lru_cache
 
 import simplemma
@@ -91,34 +97,101 @@ def is_cjk(text: str) -> bool:
     return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z\u00c0-\u024f\u0400-\u04ff]", text)) / 3
 
 
-_languages_seen: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("languages_seen", default=None)
+class _SpaceLanguages:
+    """The languages of texts one space's turns and recalls have read, kept across them (bounded).
+
+    The worker compares each new entry with the space's nearest memories, the same ones turn after
+    turn, and detecting a text's language costs about a millisecond: most of a one-sentence turn's
+    time went to detecting the languages of memories it had read before. Kept per space, never across
+    spaces: a cache shared by tenants would answer faster for a text another tenant sent, and
+    response time would tell. Keys are keyed digests, not the texts: no customer text stays here
+    after its memory is deleted (the key is this process's own and is never written anywhere)."""
+
+    def __init__(self, max_entries: int):
+        self.max_entries = max_entries
+        self._languages: OrderedDict[tuple[str, bytes], str] = OrderedDict()
+        self._lock = threading.Lock()
+        self._key = secrets.token_bytes(32)
+
+    def _entry(self, space_key: str, text: str) -> tuple[str, bytes]:
+        return space_key, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=self._key, digest_size=16).digest()
+
+    def get(self, space_key: str, text: str) -> str | None:
+        entry = self._entry(space_key, text)
+        with self._lock:
+            language = self._languages.get(entry)
+            if language is not None:
+                self._languages.move_to_end(entry)
+            return language
+
+    def put(self, space_key: str, text: str, language: str) -> None:
+        entry = self._entry(space_key, text)
+        with self._lock:
+            self._languages[entry] = language
+            self._languages.move_to_end(entry)
+            while len(self._languages) > self.max_entries:
+                self._languages.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._languages)
+
+
+SPACE_LANGUAGES = _SpaceLanguages(max_entries=20_000)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Remembered:
+    space_key: str | None
+    seen: dict[str, str]
+
+
+_languages_seen: contextvars.ContextVar[_Remembered | None] = contextvars.ContextVar("languages_seen", default=None)
 
 
 @contextlib.contextmanager
-def languages_remembered():
-    """Within the block, each distinct text's language is detected once.
+def languages_remembered(space_id=None):
+    """Within the block, each distinct text's language is detected once; with a space, once while the
+    process remembers it (``_SpaceLanguages``).
 
     One turn reads the same few texts (its message, sentences, entries and their nearest memories)
-    dozens of times, and detection costs about a millisecond. What is remembered ends with the block
-    (one turn, one space): a cache shared across requests would answer faster for a text another
-    tenant sent, and response time would tell."""
-    if _languages_seen.get() is not None:
+    dozens of times. Without a space, what is remembered ends with the block."""
+    space_key = str(space_id) if space_id is not None else None
+    outer = _languages_seen.get()
+    if outer is not None and outer.space_key == space_key:
         yield
         return
-    token = _languages_seen.set({})
+    token = _languages_seen.set(_Remembered(space_key, {}))
     try:
         yield
     finally:
         _languages_seen.reset(token)
 
 
+def languages_remembered_in_space(function):
+    """``languages_remembered`` for a function called with a ``space`` keyword (a turn, a recall)."""
+
+    @functools.wraps(function)
+    def remembering(*args, space, **kwargs):
+        with languages_remembered(space.id):
+            return function(*args, space=space, **kwargs)
+
+    return remembering
+
+
 def detect_language(text: str) -> str:
-    seen = _languages_seen.get()
-    if seen is None:
+    remembered = _languages_seen.get()
+    if remembered is None:
         return _detected_language(text)
-    if text not in seen:
-        seen[text] = _detected_language(text)
-    return seen[text]
+    language = remembered.seen.get(text)
+    if language is None:
+        if remembered.space_key is not None:
+            language = SPACE_LANGUAGES.get(remembered.space_key, text)
+        if language is None:
+            language = _detected_language(text)
+            if remembered.space_key is not None:
+                SPACE_LANGUAGES.put(remembered.space_key, text, language)
+        remembered.seen[text] = language
+    return language
 
 
 def _detected_language(text: str) -> str:

@@ -229,7 +229,7 @@ def _claim(turn: Turn) -> None:
 def _attempt(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = None) -> Turn:
     """Run the pipeline once; any failure leaves the turn stored with a retry time, or failed."""
     try:
-        with transaction.atomic(), languages_remembered():
+        with transaction.atomic(), languages_remembered(turn.space_id):
             return process_turn(turn, known_vectors)
     except TRANSIENT_ERRORS as exc:
         logger.warning("turn %s attempt %s failed: %s", turn.id, turn.attempts, exc)

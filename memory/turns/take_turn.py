@@ -17,7 +17,7 @@ from memory.forgetting.judge import read_intent
 from memory.models import DeletionAudit, Turn
 from memory.provenance import attach_sources
 from memory.recall import search
-from memory.text.analysis import languages_remembered
+from memory.text.analysis import languages_remembered_in_space
 from memory.text.embeddings import EmbeddingUnavailable
 from memory.text.vectors import vectors_by_text
 from memory.turns import intake, pipeline
@@ -32,7 +32,7 @@ class TakenTurn:
     recalled: search.RecallResult | None = None
 
 
-@languages_remembered()
+@languages_remembered_in_space
 def take_turn(
     *,
     space,
