@@ -112,7 +112,8 @@ class MemoryWriter:
             .filter(kind__in=STATEMENT_KINDS)
             .annotate(distance=CosineDistance("embedding", grounded.vector))
             .filter(distance__lte=UPDATE_SEARCH_DISTANCE)
-            .order_by("distance")[:UPDATE_SEARCH_ROWS]
+            .order_by("distance")
+            .defer("embedding")[:UPDATE_SEARCH_ROWS]  # only the text is compared: no vector to parse per row
         )
         # The correction's words must be the customer's: the quote grounding found in their message.
         source = entry.quote if normalise(entry.quote) in normalise(self.message.content or "") else entry.content
