@@ -11,6 +11,12 @@ So each embedding first looks at the machine: the kernel's count of runnable thr
 embedding takes the remaining cores (at least one, at most the configured limit). It costs about
 20 µs. Idle, a recall's embedding gets every core; under any load it gets one, as before. Where
 ``/proc`` is not there, or it is a container's view of a busier host, it gets one.
+
+The OpenMP runtime (libgomp) does not survive ``fork()``: once a thread has run a team of more than
+one thread, its copy in a forked child waits forever for pool threads that were not copied (the
+child's first embedding on two threads hangs). A process forked after its parent embedded on several
+threads therefore embeds on one (slower, never stuck): a gunicorn master that ran the model before
+forking its workers, for one (memory/warmup.py keeps the configured master from doing so).
 """
 
 from __future__ import annotations
@@ -19,11 +25,17 @@ import os
 
 _LOADAVG = "/proc/loadavg"
 _OWN_THREADS = "/proc/self/task"
+# The process in which an embedding was given more than one thread; its forked children inherit it.
+_parallel_in_process: int | None = None
 
 
 def threads_for_now(limit: int) -> int:
+    """The thread count for an embedding about to run (in the calling thread, right away)."""
+    global _parallel_in_process
     if limit <= 1 or not hasattr(os, "sched_getaffinity"):
         return 1
+    if _parallel_in_process is not None and _parallel_in_process != os.getpid():
+        return 1  # forked after the parent ran a team: a team here would wait forever
     cores = len(os.sched_getaffinity(0))
     try:
         # Own threads first: a thread of ours that stops running between the two reads then counts
@@ -34,7 +46,10 @@ def threads_for_now(limit: int) -> int:
     except (OSError, ValueError, IndexError):
         return 1
     elsewhere = max(0, runnable - own)
-    return max(1, min(limit, cores - elsewhere))
+    threads = max(1, min(limit, cores - elsewhere))
+    if threads > 1:
+        _parallel_in_process = os.getpid()
+    return threads
 
 
 def _runnable_threads_of_this_process() -> int:
