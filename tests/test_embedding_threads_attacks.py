@@ -9,6 +9,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+from memory.text import compute_threads
+from memory.text.compute_threads import usable_cores
+
 ROOT = Path(__file__).resolve().parent.parent
 
 FORK_AFTER_A_PARALLEL_EMBEDDING = textwrap.dedent(
@@ -53,3 +56,46 @@ def test_a_process_forked_after_a_parallel_embedding_still_embeds(tmp_path):
         cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+CORES = len(os.sched_getaffinity(0))
+
+
+def cgroup_files(monkeypatch, tmp_path, *, cpu_max=None, v1_quota=None, v1_period="100000"):
+    tmp_path = tmp_path / f"cgroup{len(list(tmp_path.iterdir()))}"
+    tmp_path.mkdir()
+    for name, content in (("cpu.max", cpu_max), ("quota", v1_quota), ("period", v1_period)):
+        if content is not None:
+            (tmp_path / name).write_text(content + "\n")
+    monkeypatch.setattr(compute_threads, "_CGROUP_CPU_MAX", str(tmp_path / "cpu.max"))
+    monkeypatch.setattr(compute_threads, "_CGROUP_V1_QUOTA", str(tmp_path / "quota"))
+    monkeypatch.setattr(compute_threads, "_CGROUP_V1_PERIOD", str(tmp_path / "period"))
+
+
+def test_a_container_limited_to_one_cpu_embeds_on_one_thread_however_many_cores_it_sees(monkeypatch, tmp_path):
+    # Its affinity is the host's every core and the host's /proc/loadavg may be idle: without the
+    # quota, each embedding ran as many threads as the host has cores and stalled on the quota.
+    cgroup_files(monkeypatch, tmp_path, cpu_max="100000 100000")
+    assert usable_cores() == 1
+    cgroup_files(monkeypatch, tmp_path, cpu_max="150000 100000")  # one and a half: one whole core
+    assert usable_cores() == 1
+    cgroup_files(monkeypatch, tmp_path, cpu_max="5000 100000")
+    assert usable_cores() == 1
+
+
+def test_a_cgroup_v1_quota_counts_too(monkeypatch, tmp_path):
+    cgroup_files(monkeypatch, tmp_path, v1_quota="100000")
+    assert usable_cores() == 1
+    cgroup_files(monkeypatch, tmp_path, v1_quota="-1")  # no quota
+    assert usable_cores() == CORES
+
+
+def test_without_a_quota_or_a_cgroup_the_cores_are_the_affinity(monkeypatch, tmp_path):
+    cgroup_files(monkeypatch, tmp_path, cpu_max="max 100000")
+    assert usable_cores() == CORES
+    cgroup_files(monkeypatch, tmp_path, v1_period=None)  # no files at all
+    assert usable_cores() == CORES
+    cgroup_files(monkeypatch, tmp_path, cpu_max="garbage")
+    assert usable_cores() == CORES
+    cgroup_files(monkeypatch, tmp_path, cpu_max=f"{64 * 100000} 100000")  # more quota than cores
+    assert usable_cores() == CORES
