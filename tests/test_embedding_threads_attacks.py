@@ -7,10 +7,15 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
-from memory.text import compute_threads
+import numpy as np
+
+from memory.text import compute_threads, embeddings
 from memory.text.compute_threads import usable_cores
+from memory.text.embeddings import LocalEmbedder, OpenAIEmbedder
+from tests.model_servers import embedding_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,3 +104,81 @@ def test_without_a_quota_or_a_cgroup_the_cores_are_the_affinity(monkeypatch, tmp
     assert usable_cores() == CORES
     cgroup_files(monkeypatch, tmp_path, cpu_max=f"{64 * 100000} 100000")  # more quota than cores
     assert usable_cores() == CORES
+
+
+LANGUAGES = [
+    "We deliver to Brno every Tuesday.",
+    "Doručujeme do Brna každé úterý.",
+    "Wir liefern jeden Dienstag nach Brünn.",
+    "Мы доставляем в Брно каждый вторник.",
+    "私たちは毎週火曜日にブルノへ配達します。",
+    "",
+    "?",
+]
+# Past the model's 512 tokens: the engine embeds it in windows and pools them.
+LONG = " ".join(f"Order {n} left the Lyon warehouse on pallet {n * 7} with {n % 5} spare tyres." for n in range(32))
+
+
+def test_the_vectors_are_bitwise_the_same_for_any_thread_count_batch_and_length():
+    model = LocalEmbedder()._model
+    assert model.token_count(LONG) > 512
+    batches = [[LANGUAGES[0]], LANGUAGES * 3, [LANGUAGES[1], LONG]]
+    results = {}
+    # Two threads and more than this machine's cores (an oversubscribed team splits the work unevenly).
+    for threads in (1, 2, CORES + 1):
+        model._lib.omp_set_num_threads(threads)
+        results[threads] = [(model.passage(batch), model.query(batch)) for batch in batches[: 2 if threads > 2 else 3]]
+    for threads in (2, CORES + 1):
+        for (passages, queries), (one_passages, one_queries) in zip(results[threads], results[1], strict=False):
+            assert np.array_equal(passages, one_passages) and np.array_equal(queries, one_queries)
+    # A text's vector does not depend on the batch it was embedded in either.
+    model._lib.omp_set_num_threads(2)
+    alone = np.vstack([model.passage([text]) for text in LANGUAGES])
+    assert np.allclose(alone, results[1][1][0][: len(LANGUAGES)], atol=1e-6)
+
+
+def test_threads_of_one_process_embedding_with_different_counts_get_the_same_vectors(monkeypatch, settings):
+    # gunicorn's gthread workers: each request thread sets its own count, and the lock runs one at a time.
+    settings.ENGRAM_EMBEDDING_THREADS = 3
+    embedder = LocalEmbedder()
+    monkeypatch.setattr(embeddings, "threads_for_now", lambda limit: 1 + threading.get_ident() % limit)
+    expected = embedder.embed(LANGUAGES)
+    results, failures = [], []
+
+    def embed_a_few():
+        try:
+            for _ in range(3):
+                results.append(embedder.embed(LANGUAGES))
+        except Exception as exc:  # reported below
+            failures.append(exc)
+
+    workers = [threading.Thread(target=embed_a_few) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert not any(worker.is_alive() for worker in workers) and not failures
+    assert len(results) == 12 and all(np.array_equal(result, expected) for result in results)
+
+
+def test_when_this_process_threads_cannot_be_listed_an_embedding_runs_one_thread(monkeypatch, tmp_path):
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("0.00 0.00 0.00 1/90 4242\n")
+    monkeypatch.setattr(compute_threads, "_LOADAVG", str(loadavg))
+    monkeypatch.setattr(compute_threads, "_OWN_THREADS", str(tmp_path / "no-task-directory"))
+    assert compute_threads.threads_for_now(limit=64) == 1
+
+
+def test_the_openai_engine_never_chooses_compute_threads(monkeypatch, settings):
+    def refuse(limit):
+        raise AssertionError("the openai engine chose compute threads")
+
+    monkeypatch.setattr(compute_threads, "threads_for_now", refuse)
+    monkeypatch.setattr(embeddings, "threads_for_now", refuse)
+    with embedding_server() as url:
+        engine = OpenAIEmbedder(base_url=url, api_key="", model="e5", timeout=30, max_retries=0)
+        try:
+            vectors = engine.embed(LANGUAGES[:3], query=True)
+        finally:
+            engine.close()
+    assert vectors.shape == (3, 384)
