@@ -182,3 +182,25 @@ def test_the_openai_engine_never_chooses_compute_threads(monkeypatch, settings):
         finally:
             engine.close()
     assert vectors.shape == (3, 384)
+
+
+def test_a_busy_request_thread_of_the_same_process_keeps_its_core(monkeypatch, tmp_path):
+    # A gthread worker: while one request embeds (the engine releases the GIL), another request thread
+    # of the same process runs Python. Counted as "ours" it was ignored, and the embedding took its core.
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("0.00 0.00 0.00 2/90 4242\n")  # this thread and the busy one, nothing else
+    monkeypatch.setattr(compute_threads, "_LOADAVG", str(loadavg))
+    stop = threading.Event()
+
+    def busy_request():
+        while not stop.is_set():
+            sum(range(1000))
+
+    request = threading.Thread(target=busy_request)
+    request.start()
+    try:
+        choices = [compute_threads.threads_for_now(limit=64) for _ in range(20)]
+    finally:
+        stop.set()
+        request.join()
+    assert max(choices) <= max(1, CORES - 1)

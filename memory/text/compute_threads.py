@@ -7,8 +7,9 @@ barrier: three processes embedding with two threads each did less than half the 
 one thread each, and one beside a busy process had a p95 of 170 ms instead of 39.
 
 So each embedding first looks at the machine: the kernel's count of runnable threads
-(``/proc/loadavg``) less this process's own (``/proc/self/task``) is what others are running; the
-embedding takes the remaining cores (at least one, at most the configured limit). It costs about
+(``/proc/loadavg``) less this process's own that give their core back (``/proc/self/task``: the
+calling thread, the engine's pool; another running Python thread of ours keeps its core) is what others
+are running; the embedding takes the remaining cores (at least one, at most the configured limit). It costs about
 20 µs. Idle, a recall's embedding gets every core; under any load it gets one, as before. Where
 ``/proc`` is not there, or it is a container's view of a busier host, it gets one.
 
@@ -22,6 +23,7 @@ forking its workers, for one (memory/warmup.py keeps the configured master from 
 from __future__ import annotations
 
 import os
+import threading
 
 _LOADAVG = "/proc/loadavg"
 # A container's CPU quota as the container sees its own cgroup (v2, then v1): the cores it may use
@@ -85,8 +87,15 @@ def threads_for_now(limit: int) -> int:
 
 
 def _runnable_threads_of_this_process() -> int:
+    """This process's runnable threads that give their core back to the embedding: the calling thread
+    and threads Python does not run (the engine's own pool). Another Python thread of ours that is
+    running — a request of the same gthread worker, the worker's sweep — keeps its core while the
+    embedding runs (the engine releases the GIL): it is someone else here."""
+    other_python_threads = {str(t.native_id) for t in threading.enumerate()} - {str(threading.get_native_id())}
     running = 0
     for thread in os.listdir(_OWN_THREADS):
+        if thread in other_python_threads:
+            continue
         try:
             with open(f"{_OWN_THREADS}/{thread}/stat", "rb") as stat:
                 fields = stat.read()
