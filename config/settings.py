@@ -9,9 +9,10 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from config.database_url import database_settings_from_url
+from memory.text.compute_threads import usable_cores
 
 # One compute thread for numpy, and one for the embedding model unless the machine's cores are free
-# (memory/text/compute_cores.py decides per call; these are read when the libraries load, so they
+# (memory/text/compute_threads.py decides per call; these are read when the libraries load, so they
 # are set before either does). A waiting OpenMP thread spins for GOMP_SPINCOUNT iterations before it
 # sleeps: libgomp's default (300,000) burns the core another process needs under load (one embedding's
 # p95 was 170 ms beside two busy processes; 31 ms with 20,000, and the same 9.5 ms on an idle machine).
@@ -35,7 +36,7 @@ DEBUG = env_flag("ENGRAM_DEBUG")
 
 def _embedding_threads(text: str) -> int:
     if not text.strip():
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return usable_cores()
     try:
         threads = int(text)
     except ValueError:
@@ -287,7 +288,7 @@ ENGRAM_EMBEDDING_ENGINE = os.environ.get("ENGRAM_EMBEDDING_ENGINE", "local")
 ENGRAM_EMBEDDING_BASE_URL = os.environ.get("ENGRAM_EMBEDDING_BASE_URL", OPENAI_BASE_URL)
 ENGRAM_EMBEDDING_API_KEY = os.environ.get("ENGRAM_EMBEDDING_API_KEY", OPENAI_API_KEY)
 ENGRAM_EMBEDDING_MODEL = os.environ.get("ENGRAM_EMBEDDING_MODEL", "multilingual-e5-small")
-# The most threads one in-process embedding runs, when that many cores are free (compute_cores.py).
+# The most threads one in-process embedding runs, when that many cores are free (compute_threads.py).
 ENGRAM_EMBEDDING_THREADS = _embedding_threads(os.environ.get("ENGRAM_EMBEDDING_THREADS", ""))
 ENGRAM_MODEL_TIMEOUT_SECONDS = float(os.environ.get("ENGRAM_MODEL_TIMEOUT_SECONDS", "30"))
 ENGRAM_MODEL_MAX_RETRIES = int(os.environ.get("ENGRAM_MODEL_MAX_RETRIES", "2"))

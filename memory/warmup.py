@@ -6,8 +6,9 @@ loads the model: without this, the first requests of each server process wait fo
 A server that forks its workers from a preloaded parent (gunicorn ``--preload``, config/gunicorn.py)
 warms in two steps. The parent loads what its children can share copy-on-write: the language data
 and the model (its weights are a mapped file) — ``warm_up(run_model=False)``. It must not *run* the
-model: the engine's OpenMP thread pool does not survive ``fork()``, and a child's first embedding
-would hang forever. Each child then runs the model once itself (``warm_up_embeddings``).
+model: the engine's OpenMP thread pool does not survive ``fork()``; a child of a parent that embedded on
+several threads would hang on its first embedding on several, so it embeds on one thread for good
+(memory/text/compute_threads.py). Each child then runs the model once itself (``warm_up_embeddings``).
 """
 
 from __future__ import annotations

@@ -7,23 +7,69 @@ barrier: three processes embedding with two threads each did less than half the 
 one thread each, and one beside a busy process had a p95 of 170 ms instead of 39.
 
 So each embedding first looks at the machine: the kernel's count of runnable threads
-(``/proc/loadavg``) less this process's own (``/proc/self/task``) is what others are running; the
-embedding takes the remaining cores (at least one, at most the configured limit). It costs about
+(``/proc/loadavg``) less this process's own that give their core back (``/proc/self/task``: the
+calling thread, the engine's pool; another running Python thread of ours keeps its core) is what others
+are running; the embedding takes the remaining cores (at least one, at most the configured limit). It costs about
 20 µs. Idle, a recall's embedding gets every core; under any load it gets one, as before. Where
 ``/proc`` is not there, or it is a container's view of a busier host, it gets one.
+
+The OpenMP runtime (libgomp) does not survive ``fork()``: once a thread has run a team of more than
+one thread, its copy in a forked child waits forever for pool threads that were not copied (the
+child's first embedding on two threads hangs). A process forked after its parent embedded on several
+threads therefore embeds on one (slower, never stuck): a gunicorn master that ran the model before
+forking its workers, for one (memory/warmup.py keeps the configured master from doing so).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 
 _LOADAVG = "/proc/loadavg"
+# A container's CPU quota as the container sees its own cgroup (v2, then v1): the cores it may use
+# over time, whatever its affinity mask says (that is usually every core of the host).
+_CGROUP_CPU_MAX = "/sys/fs/cgroup/cpu.max"
+_CGROUP_V1_QUOTA = "/sys/fs/cgroup/cpu/cpu.cfs_quota_us"
+_CGROUP_V1_PERIOD = "/sys/fs/cgroup/cpu/cpu.cfs_period_us"
 _OWN_THREADS = "/proc/self/task"
+# The process in which an embedding was given more than one thread; its forked children inherit it.
+_parallel_in_process: int | None = None
+
+
+def usable_cores() -> int:
+    """The cores this process may use: its affinity, bounded by a CPU quota (whole cores, at least one).
+
+    A container limited to one CPU on an idle 64-core host sees 64 cores and an idle ``/proc/loadavg``;
+    64 threads per embedding would spend its quota in a fraction of each period and stall for the rest."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    quota = _cpu_quota()
+    return cores if quota is None else max(1, min(cores, int(quota)))
+
+
+def _cpu_quota() -> float | None:
+    try:
+        with open(_CGROUP_CPU_MAX) as cpu_max:
+            quota, period = cpu_max.read().split()[:2]
+    except (OSError, ValueError):
+        try:
+            with open(_CGROUP_V1_QUOTA) as quota_file, open(_CGROUP_V1_PERIOD) as period_file:
+                quota, period = quota_file.read().strip(), period_file.read().strip()
+        except OSError:
+            return None
+    try:
+        quota_us, period_us = int(quota), int(period)
+    except ValueError:  # "max": no quota
+        return None
+    return quota_us / period_us if quota_us > 0 and period_us > 0 else None
 
 
 def threads_for_now(limit: int) -> int:
+    """The thread count for an embedding about to run (in the calling thread, right away)."""
+    global _parallel_in_process
     if limit <= 1 or not hasattr(os, "sched_getaffinity"):
         return 1
+    if _parallel_in_process is not None and _parallel_in_process != os.getpid():
+        return 1  # forked after the parent ran a team: a team here would wait forever
     cores = len(os.sched_getaffinity(0))
     try:
         # Own threads first: a thread of ours that stops running between the two reads then counts
@@ -34,12 +80,22 @@ def threads_for_now(limit: int) -> int:
     except (OSError, ValueError, IndexError):
         return 1
     elsewhere = max(0, runnable - own)
-    return max(1, min(limit, cores - elsewhere))
+    threads = max(1, min(limit, cores - elsewhere))
+    if threads > 1:
+        _parallel_in_process = os.getpid()
+    return threads
 
 
 def _runnable_threads_of_this_process() -> int:
+    """This process's runnable threads that give their core back to the embedding: the calling thread
+    and threads Python does not run (the engine's own pool). Another Python thread of ours that is
+    running — a request of the same gthread worker, the worker's sweep — keeps its core while the
+    embedding runs (the engine releases the GIL): it is someone else here."""
+    other_python_threads = {str(t.native_id) for t in threading.enumerate()} - {str(threading.get_native_id())}
     running = 0
     for thread in os.listdir(_OWN_THREADS):
+        if thread in other_python_threads:
+            continue
         try:
             with open(f"{_OWN_THREADS}/{thread}/stat", "rb") as stat:
                 fields = stat.read()
