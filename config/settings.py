@@ -8,8 +8,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from config.cpu_quota import usable_cores
 from config.database_url import database_settings_from_url
-from memory.text.compute_threads import usable_cores
 
 # One compute thread for numpy, and one for the embedding model unless the machine's cores are free
 # (memory/text/compute_threads.py decides per call; these are read when the libraries load, so they

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.text.compute_threads import threads_for_now, usable_cores
+from config.cpu_quota import usable_cores
+from memory.text.compute_threads import threads_for_now
 from memory.text.embeddings import LocalEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from config import cpu_quota
+from config.cpu_quota import usable_cores
 from memory.text import compute_threads, embeddings
-from memory.text.compute_threads import usable_cores
 from memory.text.embeddings import LocalEmbedder, OpenAIEmbedder
 from tests.model_servers import embedding_server
 
@@ -72,9 +73,9 @@ def cgroup_files(monkeypatch, tmp_path, *, cpu_max=None, v1_quota=None, v1_perio
     for name, content in (("cpu.max", cpu_max), ("quota", v1_quota), ("period", v1_period)):
         if content is not None:
             (tmp_path / name).write_text(content + "\n")
-    monkeypatch.setattr(compute_threads, "_CGROUP_CPU_MAX", str(tmp_path / "cpu.max"))
-    monkeypatch.setattr(compute_threads, "_CGROUP_V1_QUOTA", str(tmp_path / "quota"))
-    monkeypatch.setattr(compute_threads, "_CGROUP_V1_PERIOD", str(tmp_path / "period"))
+    monkeypatch.setattr(cpu_quota, "_CGROUP_CPU_MAX", str(tmp_path / "cpu.max"))
+    monkeypatch.setattr(cpu_quota, "_CGROUP_V1_QUOTA", str(tmp_path / "quota"))
+    monkeypatch.setattr(cpu_quota, "_CGROUP_V1_PERIOD", str(tmp_path / "period"))
 
 
 def test_a_container_limited_to_one_cpu_embeds_on_one_thread_however_many_cores_it_sees(monkeypatch, tmp_path):
