@@ -96,15 +96,20 @@ class OneComputeThread:
 
     def __init__(self):
         self._executor: ThreadPoolExecutor | None = None
-        self._owner_pid: int | None = None
+        self._lock = threading.Lock()
+        if hasattr(os, "register_at_fork"):
+            # The parent's thread is not in the child, and the lock may have been held when it forked.
+            os.register_at_fork(after_in_child=self._forget_the_parents_thread)
+
+    def _forget_the_parents_thread(self) -> None:
+        self._executor = None
         self._lock = threading.Lock()
 
     def run(self, work: Callable[[int], T]) -> T:
         """``work`` runs on the compute thread and is given the native id of the thread that waits for it."""
         with self._lock:
-            if self._executor is None or self._owner_pid != os.getpid():
+            if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-embedding")
-                self._owner_pid = os.getpid()
             executor = self._executor
         return executor.submit(work, threading.get_native_id()).result()
 
