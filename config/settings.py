@@ -16,9 +16,14 @@ from config.database_url import database_settings_from_url
 # are set before either does). A waiting OpenMP thread spins for GOMP_SPINCOUNT iterations before it
 # sleeps: libgomp's default (300,000) burns the core another process needs under load (one embedding's
 # p95 was 170 ms beside two busy processes; 31 ms with 20,000, and the same 9.5 ms on an idle machine).
+# OMP_WAIT_POLICY=ACTIVE keeps that spin when a process holds more OpenMP pool threads than there are
+# cores — libgomp keeps a pool per thread that embeds (a gunicorn worker's request threads), and
+# otherwise cuts the spin to 100 iterations, sleeping at every barrier: two threads then took ~30 ms an
+# embedding instead of ~11. With GOMP_SPINCOUNT bounded an idle process still sleeps (decision 0019).
 for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")
 os.environ.setdefault("GOMP_SPINCOUNT", "20000")
+os.environ.setdefault("OMP_WAIT_POLICY", "ACTIVE")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ENGRAM_VAR_DIR", BASE_DIR / "var"))

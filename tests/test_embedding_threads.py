@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 
 from config.cpu_quota import usable_cores
-from memory.text.compute_threads import COMPUTE_THREAD, threads_for_now
+from memory.text.compute_threads import threads_for_now
 from memory.text.embeddings import LocalEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,70 +83,18 @@ def test_a_limit_of_one_is_one_thread_whatever_the_machine_does():
     assert threads_for_now(limit=1) == 1
 
 
-def test_the_embedder_sets_the_count_on_the_thread_that_runs_the_model(settings):
+def test_the_embedder_sets_the_count_for_the_calling_thread(settings):
     embedder = LocalEmbedder()
-    library = embedder._model._lib
-
-    def on_compute_thread(action):
-        return COMPUTE_THREAD.run(lambda _: action())
-
+    get_threads = embedder._model._lib.omp_get_max_threads
     settings.ENGRAM_EMBEDDING_THREADS = 2
-    on_compute_thread(lambda: library.omp_set_num_threads(2))
+    embedder._model._lib.omp_set_num_threads(2)
     with busy_processes(CORES):
         embedder.embed(["a question"], query=True)
-        assert on_compute_thread(library.omp_get_max_threads) == 1
+        assert get_threads() == 1
     settings.ENGRAM_EMBEDDING_THREADS = 1
-    on_compute_thread(lambda: library.omp_set_num_threads(2))
+    embedder._model._lib.omp_set_num_threads(2)
     embedder.embed(["a question"], query=True)
-    assert on_compute_thread(library.omp_get_max_threads) == 1
-
-
-def test_every_embedding_of_a_process_runs_on_one_thread_whichever_thread_asks():
-    # libgomp keeps a pool per thread that starts a parallel region; more pool threads than cores and
-    # it sleeps at every barrier: request threads each embedding on two threads made it slower than one.
-    embedder = LocalEmbedder()
-    ran_on = set()
-    real = embedder._embed_here
-
-    def recording(texts, query, waiting_for_it):
-        ran_on.add(threading.get_native_id())
-        assert waiting_for_it != threading.get_native_id()  # the asking thread waits for the compute thread
-        return real(texts, query, waiting_for_it)
-
-    embedder._embed_here = recording
-    results = []
-    askers = [
-        threading.Thread(target=lambda n=n: results.append(embedder.embed([f"We have {n} vans."], query=True)))
-        for n in range(6)
-    ]
-    for asker in askers:
-        asker.start()
-    for asker in askers:
-        asker.join()
-    assert len(results) == 6 and len(ran_on) == 1
-
-
-def test_the_thread_waiting_for_an_embedding_leaves_it_its_core(tmp_path, monkeypatch):
-    # The asking thread may still be running for a moment while it goes to sleep on the result: the
-    # kernel sees it and the compute thread both running, on an otherwise idle machine.
-    stop = threading.Event()
-    asker = threading.Thread(target=stop.wait)
-    asker.start()
-    try:
-        tasks = tmp_path / "task"
-        for thread in (threading.get_native_id(), asker.native_id):
-            (tasks / str(thread)).mkdir(parents=True)
-            (tasks / str(thread) / "stat").write_text(f"{thread} (python3) R 1 2 3\n")
-        loadavg = tmp_path / "loadavg"
-        loadavg.write_text("0.00 0.00 0.00 2/90 4242\n")
-        monkeypatch.setattr("memory.text.compute_threads._OWN_THREADS", str(tasks))
-        monkeypatch.setattr("memory.text.compute_threads._LOADAVG", str(loadavg))
-
-        assert threads_for_now(limit=64) == max(1, CORES - 1)  # another running thread of ours keeps its core
-        assert threads_for_now(limit=64, waiting_for_it=asker.native_id) == CORES
-    finally:
-        stop.set()
-        asker.join()
+    assert get_threads() == 1
 
 
 @pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
@@ -169,3 +116,47 @@ def test_an_unset_limit_is_the_cores_this_process_may_use():
         cwd=ROOT, env=environment, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert int(result.stdout) == usable_cores() <= CORES
+
+
+IDLE_AFTER_PARALLEL_EMBEDDINGS = """
+import os, sys, threading, time
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+from memory.text.embeddings import LocalEmbedder
+
+embedder = LocalEmbedder()
+model = embedder._model
+
+def embed_on_two_threads():
+    model._lib.omp_set_num_threads(2)
+    for _ in range(5):
+        model.query(["Which region is the server in?"])
+
+# Several threads of one process, each with its own OpenMP pool (as a gunicorn worker's request threads).
+askers = [threading.Thread(target=embed_on_two_threads) for _ in range(4)]
+for asker in askers:
+    asker.start()
+for asker in askers:
+    asker.join()
+print(os.environ["OMP_WAIT_POLICY"], os.environ["GOMP_SPINCOUNT"])
+started = time.process_time()
+time.sleep(1.0)
+print(round((time.process_time() - started) * 1000))
+"""
+
+
+def test_the_openmp_threads_keep_spinning_briefly_and_an_idle_process_sleeps():
+    # ACTIVE keeps the short spin when pool threads outnumber the cores (libgomp would otherwise sleep at
+    # every barrier and two threads were slower than one); the bounded spin count lets an idle process
+    # sleep: ACTIVE without it spins a core forever.
+    environment = {**os.environ, "ENGRAM_DEBUG": "1"}
+    for name in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
+        environment.pop(name, None)
+    result = subprocess.run(
+        [sys.executable, "-c", IDLE_AFTER_PARALLEL_EMBEDDINGS],
+        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    policy_line, idle_cpu_ms = result.stdout.strip().splitlines()
+    assert policy_line == "ACTIVE 20000"
+    assert int(idle_cpu_ms) < 200  # a spinning pool thread would burn ~1,000 ms of CPU in that second

@@ -24,11 +24,6 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
-
-T = TypeVar("T")
 
 _LOADAVG = "/proc/loadavg"
 _OWN_THREADS = "/proc/self/task"
@@ -36,12 +31,8 @@ _OWN_THREADS = "/proc/self/task"
 _parallel_in_process: int | None = None
 
 
-def threads_for_now(limit: int, *, waiting_for_it: int | None = None) -> int:
-    """The thread count for an embedding about to run (in the calling thread, right away).
-
-    ``waiting_for_it``: the native id of a thread of ours that handed this embedding over and waits
-    for it — it gives its core back, though it may still be running for a few microseconds while
-    it goes to sleep (counted as someone else's, it halved most embeddings' threads)."""
+def threads_for_now(limit: int) -> int:
+    """The thread count for an embedding about to run (in the calling thread, right away)."""
     global _parallel_in_process
     if limit <= 1 or not hasattr(os, "sched_getaffinity"):
         return 1
@@ -51,7 +42,7 @@ def threads_for_now(limit: int, *, waiting_for_it: int | None = None) -> int:
     try:
         # Own threads first: a thread of ours that stops running between the two reads then counts
         # as ours rather than as someone else's, which would take a core from this embedding.
-        own = _runnable_threads_of_this_process(waiting_for_it)
+        own = _runnable_threads_of_this_process()
         with open(_LOADAVG, "rb") as loadavg:
             runnable = int(loadavg.read().split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
@@ -63,13 +54,12 @@ def threads_for_now(limit: int, *, waiting_for_it: int | None = None) -> int:
     return threads
 
 
-def _runnable_threads_of_this_process(waiting_for_it: int | None = None) -> int:
+def _runnable_threads_of_this_process() -> int:
     """This process's runnable threads that give their core back to the embedding: the calling thread
     and threads Python does not run (the engine's own pool). Another Python thread of ours that is
     running — a request of the same gthread worker, the worker's sweep — keeps its core while the
     embedding runs (the engine releases the GIL): it is someone else here."""
-    ours = {str(threading.get_native_id()), str(waiting_for_it)}
-    other_python_threads = {str(t.native_id) for t in threading.enumerate()} - ours
+    other_python_threads = {str(t.native_id) for t in threading.enumerate()} - {str(threading.get_native_id())}
     running = 0
     for thread in os.listdir(_OWN_THREADS):
         if thread in other_python_threads:
@@ -83,36 +73,3 @@ def _runnable_threads_of_this_process(waiting_for_it: int | None = None) -> int:
         if fields[fields.rindex(b")") + 2 : fields.rindex(b")") + 3] == b"R":
             running += 1
     return running
-
-
-class OneComputeThread:
-    """Runs every in-process embedding of this process on one thread of its own.
-
-    libgomp gives each thread that starts a parallel region its own pool, and once a process holds
-    more pool threads than there are cores it stops spinning at barriers and sleeps on every one of
-    them. A gunicorn worker's four request threads, each embedding on two threads, made an embedding
-    slower on two threads (~30 ms) than on one (~19 ms); run from one thread, it takes ~11 ms. The
-    thread is made in the process that uses it (a forked child has none of its parent's threads)."""
-
-    def __init__(self):
-        self._executor: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-        if hasattr(os, "register_at_fork"):
-            # The parent's thread is not in the child, and the lock may have been held when it forked.
-            os.register_at_fork(after_in_child=self._forget_the_parents_thread)
-
-    def _forget_the_parents_thread(self) -> None:
-        self._executor = None
-        self._lock = threading.Lock()
-
-    def run(self, work: Callable[[int], T]) -> T:
-        """``work`` runs on the compute thread and is given the native id of the thread that waits for it."""
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-embedding")
-            executor = self._executor
-        return executor.submit(work, threading.get_native_id()).result()
-
-
-# One per process: every in-process embedding engine of the process runs its calls here.
-COMPUTE_THREAD = OneComputeThread()

