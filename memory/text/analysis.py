@@ -16,9 +16,7 @@ import contextlib
 import contextvars
 import dataclasses
 import functools
-import hashlib
 import re
-import secrets
 import threading
 import unicodedata
 from collections import OrderedDict
@@ -26,6 +24,8 @@ from functools import lru_cache
 
 import simplemma
 from stop_words import get_stop_words
+
+from memory.text.text_keys import text_key
 
 # simplemma's default backend unpacks each language's dictionary into a Python dict (about 55 MiB per
 # Latin language, 170 MiB for Russian, per process); the low-memory one keeps the same entries as one
@@ -104,17 +104,15 @@ class _SpaceLanguages:
     turn, and detecting a text's language costs about a millisecond: most of a one-sentence turn's
     time went to detecting the languages of memories it had read before. Kept per space, never across
     spaces: a cache shared by tenants would answer faster for a text another tenant sent, and
-    response time would tell. Keys are keyed digests, not the texts: no customer text stays here
-    after its memory is deleted (the key is this process's own and is never written anywhere)."""
+    response time would tell. Keys are keyed digests, not the texts (memory/text/text_keys.py)."""
 
     def __init__(self, max_entries: int):
         self.max_entries = max_entries
         self._languages: OrderedDict[tuple[str, bytes], str] = OrderedDict()
         self._lock = threading.Lock()
-        self._key = secrets.token_bytes(32)
 
     def _entry(self, space_key: str, text: str) -> tuple[str, bytes]:
-        return space_key, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=self._key, digest_size=16).digest()
+        return space_key, text_key(text)
 
     def get(self, space_key: str, text: str) -> str | None:
         entry = self._entry(space_key, text)

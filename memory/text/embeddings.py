@@ -18,6 +18,7 @@ from memory import telemetry
 from memory.models import EMBEDDING_DIMENSIONS
 from memory.text.analysis import bounded
 from memory.text.compute_threads import threads_for_now
+from memory.text.text_keys import text_key
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -95,20 +96,22 @@ class CachingEmbedder:
 
     Entries are keyed by ``cache_scope`` (the space) as well as the text, and calls without a scope
     are not cached: a cache shared across tenants would answer faster for a sentence another tenant
-    sent, and response time would tell."""
+    sent, and response time would tell. The text is kept as a keyed digest, never as itself
+    (memory/text/text_keys.py): a sentence the customer asked to forget is not left readable here."""
 
     def __init__(self, inner, max_entries: int = 1024):
         self.inner = inner
         self.name = inner.name
-        self._cache: OrderedDict[tuple[str, str, bool], np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, bytes, bool], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.max_entries = max_entries
 
     def embed(self, texts: list[str], *, query: bool = False, cache_scope: str | None = None) -> np.ndarray:
         if not cache_scope:
             return self.inner.embed([bounded(t) for t in texts], query=query)
+        keys = {t: (cache_scope, text_key(t), query) for t in texts}
         with self._lock:
-            found = {t: self._cache.get((cache_scope, t, query)) for t in texts}
+            found = {t: self._cache.get(keys[t]) for t in texts}
         missing = list(dict.fromkeys(t for t, v in found.items() if v is None))
         if missing:
             with telemetry.span(
@@ -118,8 +121,8 @@ class CachingEmbedder:
             with self._lock:
                 for text, vector in zip(missing, fresh, strict=True):
                     found[text] = vector
-                    self._cache[(cache_scope, text, query)] = vector
-                    self._cache.move_to_end((cache_scope, text, query))
+                    self._cache[keys[text]] = vector
+                    self._cache.move_to_end(keys[text])
                 while len(self._cache) > self.max_entries:
                     self._cache.popitem(last=False)
         if not texts:

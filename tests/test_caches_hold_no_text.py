@@ -1,0 +1,55 @@
+"""What a process remembers about a customer's text — its vector, its language — holds no customer text:
+a sentence the customer asked to forget is not left readable in a process that embedded or read it."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from memory.text import analysis, vectors
+from memory.text.embeddings import CachingEmbedder
+from memory.text.text_keys import text_key
+from tests.test_message_vector_for_the_worker import queued, work
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "My door code is 4471 and the spare key is under the blue pot."
+
+
+class FixedEngine:
+    name = "fixed"
+
+    def __init__(self):
+        self.calls = []
+
+    def embed(self, texts, *, query=False):
+        self.calls.append(list(texts))
+        return np.ones((len(texts), 384), dtype=np.float32) / np.sqrt(384)
+
+
+def test_the_embedding_cache_answers_per_space_without_keeping_the_text():
+    engine = FixedEngine()
+    cache = CachingEmbedder(engine)
+    cache.embed([SECRET], cache_scope="space-1")
+    cache.embed([SECRET], cache_scope="space-1")
+    cache.embed([SECRET], cache_scope="space-2")
+    assert engine.calls == [[SECRET], [SECRET]]  # remembered in its space, not across spaces
+
+    dumped = pickle.dumps(list(cache._cache))
+    assert b"4471" not in dumped and b"door" not in dumped
+    assert {key[1] for key in cache._cache} == {text_key(SECRET)}
+
+
+def test_after_turns_and_a_forget_request_no_process_cache_holds_the_customers_words(space_a):
+    turn = queued(space_a, SECRET)
+    assert work(space_a, turn) == "done"
+    forget = queued(space_a, "Please forget my door code.", session_id="s2")
+    work(space_a, forget)
+
+    remembered = pickle.dumps(
+        (list(vectors.get_embedder()._cache), list(analysis.SPACE_LANGUAGES._languages))
+    )  # fmt: skip
+    for fragment in (b"4471", b"door code", b"blue pot", b"forget"):
+        assert fragment not in remembered
