@@ -167,7 +167,7 @@ def test_recall_top_k_is_the_same_with_and_without_the_transform(tenant_a, monke
 
 
 def test_export_writes_the_models_vectors_and_import_keys_them_under_the_target_space(space_a, space_b):
-    store(space_a, FACTS[:4])
+    store(space_a, FACTS)
     lines = list(export_lines(space_a))
     exported = [json.loads(line) for line in lines[1:-1]]
     public = get_embedder().embed([record["content"] for record in exported])
@@ -180,7 +180,9 @@ def test_export_writes_the_models_vectors_and_import_keys_them_under_the_target_
     with scope.tenant_scope(space_b.tenant_id, space_b):
         back = out_of_space(space_b.id, stored)
     assert np.abs(np.sum(back * get_embedder().embed(contents), axis=1) - 1).max() < 2e-3
-    assert guess_attack_hits(contents, stored) <= 2
+    # Chance is one in len(FACTS) a sentence (about 1 of 12); with 4 sentences and "at most 2" this
+    # failed one run in twenty by chance alone. 6 of 12 is about 2 in 10,000 by chance.
+    assert guess_attack_hits(contents, stored) <= 5
     for query in QUERIES[:3]:
         assert [c for c, _ in recall_view(space_b, query)] == [c for c, _ in recall_view(space_a, query)]
 
