@@ -165,3 +165,20 @@ def fresh_cache(request, django_db_blocker):
     yield
     with django_db_blocker.unblock():
         cache.clear()
+
+
+@pytest.fixture
+def detections(monkeypatch):
+    """The texts whose language is detected (not answered from memory), with an empty per-space memory."""
+    from memory.text import analysis
+
+    detected: list[str] = []
+    real = analysis._detected_language
+
+    def counting(text):
+        detected.append(text)
+        return real(text)
+
+    monkeypatch.setattr(analysis, "_detected_language", counting)
+    monkeypatch.setattr(analysis, "SPACE_LANGUAGES", analysis._SpaceLanguages(max_entries=1000))
+    return detected

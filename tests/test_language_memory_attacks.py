@@ -12,7 +12,7 @@ import pytest
 
 from memory.recall import search
 from memory.text import analysis
-from memory.text.analysis import _SpaceLanguages, detect_language, languages_remembered
+from memory.text.analysis import detect_language, languages_remembered
 from tenants import scope
 from tests.test_message_vector_for_the_worker import queued, work
 
@@ -25,20 +25,6 @@ TEXTS = {
     "ru": "Наш склад находится в Валенсии.",
     "ja": "私たちの倉庫はバレンシアにあります。",
 }
-
-
-@pytest.fixture
-def detections(monkeypatch):
-    detected: list[str] = []
-    real = analysis._detected_language
-
-    def counting(text):
-        detected.append(text)
-        return real(text)
-
-    monkeypatch.setattr(analysis, "_detected_language", counting)
-    monkeypatch.setattr(analysis, "SPACE_LANGUAGES", _SpaceLanguages(max_entries=1000))
-    return detected
 
 
 def spaces_remembered() -> set[str]:

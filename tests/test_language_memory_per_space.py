@@ -15,20 +15,6 @@ pytestmark = pytest.mark.django_db
 TEXT = "Our warehouse is in Valencia."
 
 
-@pytest.fixture
-def detections(monkeypatch):
-    detected: list[str] = []
-    real = analysis._detected_language
-
-    def counting(text):
-        detected.append(text)
-        return real(text)
-
-    monkeypatch.setattr(analysis, "_detected_language", counting)
-    monkeypatch.setattr(analysis, "SPACE_LANGUAGES", _SpaceLanguages(max_entries=1000))
-    return detected
-
-
 def test_a_space_detects_a_texts_language_once_across_its_turns(detections):
     for _ in range(3):
         with languages_remembered("space-1"):
