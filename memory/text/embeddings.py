@@ -163,3 +163,11 @@ def stored_vector(value) -> np.ndarray:
 
 def cosine_distances(vectors: np.ndarray, vector: np.ndarray) -> np.ndarray:
     return 1.0 - vectors @ vector
+
+
+def local_embedder():
+    """The bundled model, whatever engine embeds memories: the learned decisions (``memory.understanding``)
+    were trained on its vectors. The same instance as ``get_embedder()`` when that is the bundled one."""
+    if settings.ENGRAM_EMBEDDING_ENGINE == "local":
+        return get_embedder()
+    return _build("local", "", "", "", 0.0, 0)

@@ -1,0 +1,107 @@
+"""``read(texts)``: each sentence's intent, attribute and polarity, with the model's confidence.
+
+Three softmax heads over the same features (``features.feature_matrix``); the weights are plain
+arrays in ``weights.npz``, written by ``eval/train_understanding.py`` with the labels and the split
+they were scored on, so inference needs numpy alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from memory.understanding.features import feature_matrix
+
+WEIGHTS = Path(__file__).with_name("weights.npz")
+HEADS = ("intent", "attribute", "polarity")
+INTENTS = ("statement", "question", "instruction", "forget", "correction", "small_talk")
+ATTRIBUTES = ("name", "residence", "contact", "family", "pets", "vehicle", "job", "company", "plan", "payment",
+              "schedule", "health", "education", "hobby", "preference", "order", "other", "none")  # fmt: skip
+POLARITIES = ("positive", "negative")
+LABELS = {"intent": INTENTS, "attribute": ATTRIBUTES, "polarity": POLARITIES}
+
+
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    intent: str
+    intent_confidence: float
+    attribute: str
+    attribute_confidence: float
+    polarity: str
+    polarity_confidence: float
+    intent_scores: dict[str, float]
+
+    @property
+    def says_something_lasting(self) -> bool:
+        """A statement, a standing instruction or a correction: what memory may keep."""
+        return self.intent in ("statement", "instruction", "correction")
+
+    @property
+    def negative(self) -> bool:
+        return self.polarity == "negative"
+
+
+@dataclasses.dataclass(frozen=True)
+class Heads:
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: dict[str, np.ndarray]
+    biases: dict[str, np.ndarray]
+
+    def probabilities(self, features: np.ndarray) -> dict[str, np.ndarray]:
+        standardised = (features - self.mean) / self.scale
+        out = {}
+        for head in HEADS:
+            logits = standardised @ self.weights[head].T + self.biases[head]
+            logits -= logits.max(axis=1, keepdims=True)
+            exp = np.exp(logits)
+            out[head] = exp / exp.sum(axis=1, keepdims=True)
+        return out
+
+
+@lru_cache(maxsize=1)
+def heads() -> Heads:
+    with np.load(WEIGHTS, allow_pickle=False) as data:
+        for head in HEADS:
+            stored = tuple(str(x) for x in data[f"{head}_labels"])
+            if stored != LABELS[head]:
+                raise RuntimeError(f"{WEIGHTS.name}: {head} labels {stored} differ from the code's {LABELS[head]}")
+        return Heads(
+            mean=data["mean"].astype(np.float32),
+            scale=data["scale"].astype(np.float32),
+            weights={h: data[f"{h}_weights"].astype(np.float32) for h in HEADS},
+            biases={h: data[f"{h}_bias"].astype(np.float32) for h in HEADS},
+        )
+
+
+def readings_of(features: np.ndarray) -> list[Reading]:
+    probabilities = heads().probabilities(features)
+    readings = []
+    for row in range(features.shape[0]):
+        picked = {h: int(np.argmax(probabilities[h][row])) for h in HEADS}
+        readings.append(
+            Reading(
+                intent=INTENTS[picked["intent"]],
+                intent_confidence=float(probabilities["intent"][row, picked["intent"]]),
+                attribute=ATTRIBUTES[picked["attribute"]],
+                attribute_confidence=float(probabilities["attribute"][row, picked["attribute"]]),
+                polarity=POLARITIES[picked["polarity"]],
+                polarity_confidence=float(probabilities["polarity"][row, picked["polarity"]]),
+                intent_scores={i: float(p) for i, p in zip(INTENTS, probabilities["intent"][row], strict=True)},
+            )
+        )
+    return readings
+
+
+def read(texts: list[str], *, cache_scope: str | None = None) -> list[Reading]:
+    """One reading per text, in order (one embedding batch for them all)."""
+    if not texts:
+        return []
+    return readings_of(feature_matrix(list(texts), cache_scope=cache_scope))
+
+
+def read_one(text: str, *, cache_scope: str | None = None) -> Reading:
+    return read([text], cache_scope=cache_scope)[0]
