@@ -67,4 +67,4 @@ def test_the_worker_does_not_embed_a_sentence_that_gave_nothing(space_a, embedde
     assert work(space_a, turn) == "done"
     assert list(current_facts(space_a)) == [ENTRY]
     # "Thanks so much." gave no entry, and the fact and its topic are close to the fact's own sentence.
-    assert [texts for texts, _ in embedder.calls] == [[ENTRY, "fleet"]]
+    assert [texts for texts, _ in embedder.calls] == [[ENTRY, "vehicle"]]

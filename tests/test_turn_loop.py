@@ -29,7 +29,7 @@ def test_a_turn_derives_facts_and_topics_from_the_customer(client_a, space_a):
     assert body["status"] == "done"
     assert [(m["kind"], m["content"]) for m in body["created"]] == [
         ("fact", "We run a fleet of four vans."),
-        ("topic", "fleet"),
+        ("topic", "vehicle"),
     ]
     assert active_memories(space_a, "fact") == [("fact", "We run a fleet of four vans.", 1, 0.6)]
 
@@ -195,7 +195,7 @@ def test_the_turn_record_says_what_happened(client_a, space_a):
     assert run_turn(tenant_id=space_a.tenant_id, space_id=space_a.id, turn_id=turn["turn_id"]) == "done"
     detail = client_a.get(reverse("turn-detail", args=[turn["turn_id"]])).json()
     assert detail["status"] == "done"
-    assert [m["content"] for m in detail["created"]] == ["We run four vans.", "van"]
+    assert [m["content"] for m in detail["created"]] == ["We run four vans.", "vehicle"]
     assert detail["error"] == ""
 
 
@@ -311,7 +311,7 @@ def test_take_turn_is_the_sequence_the_api_runs_forget_check_before_recall_then_
             space=space_a, message="Forget that we have four vans.", session_id="b", actor="test", wait=True
         )
         # Forgotten first, so the same turn's recall cannot hand the forgotten memory back.
-        assert [f.content for f in forgetting.forgot.forgotten] == ["We have four vans.", "van"]
+        assert [f.content for f in forgetting.forgot.forgotten] == ["We have four vans.", "vehicle"]
         assert forgetting.recalled.hits == []
         assert forgetting.turn.created_ids == []
         assert not Memory.objects.filter(kind="fact").exists()

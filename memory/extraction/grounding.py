@@ -20,7 +20,10 @@ The rules (docs/decisions/0008-span-grounding.md has examples) run in code, neve
 5. It does not address the agent's policy or other customers (``memory.extraction.injected_instructions``).
 6. Its meaning is close to a customer sentence (embedding distance), an extra guard.
 A grounded entry keeps only the topic key and keywords its span supports, and an event date only
-when the span speaks of time.
+when the span speaks of time. A topic may also be a learned attribute name ("residence", "contact": a
+subject from a closed inventory, never a value): it is kept when the entry's own words read as being
+about that attribute (``memory.understanding``), and a topic row that is such a name when the
+statement it quotes does.
 
 ``support_problem`` (rules 2–4) is also how a synthesized answer is checked against the memories
 it came from, and a model summary against the text it summarises.
@@ -47,7 +50,7 @@ import numpy as np
 
 from memory.extraction.engine import Candidate
 from memory.extraction.injected_instructions import addresses_the_agent
-from memory.extraction.offline import event_offset_days
+from memory.extraction.offline import LABELLED_TOPICS, event_offset_days, learned_topic_holds
 from memory.text.analysis import (
     MONTHS,
     SUPPORTED_LANGUAGES,
@@ -527,16 +530,24 @@ def _check(candidate: Candidate, customer_text: str) -> tuple[Span | None, str |
     if addresses_the_agent(candidate.content) or addresses_the_agent(span_text):
         return None, "addresses the agent's policy or other customers: not stored as an instruction"
     span = Span.of(span_text)
+    if _is_learned_topic_row(candidate):
+        if learned_topic_holds(candidate.content, candidate.quote):
+            return span, None
+        return span, "names an attribute the words it cites are not about"
     return span, support_problem(candidate.content, span, statement=candidate.kind != "topic")
+
+
+def _is_learned_topic_row(candidate: Candidate) -> bool:
+    return candidate.kind == "topic" and candidate.content in LABELLED_TOPICS
 
 
 def _trimmed_to_span(candidate: Candidate, span: Span) -> Candidate:
     """The entry's other fields say no more than its span either: a topic key (which decides what a
     new entry may supersede) or a keyword not in the span is dropped, and so is an event date when
     the span says nothing about time."""
-    topic = (
-        candidate.topic if candidate.topic and support_problem(candidate.topic, span, statement=False) is None else ""
-    )
+    topic = candidate.topic
+    if topic and support_problem(topic, span, statement=False) is not None:
+        topic = topic if learned_topic_holds(topic, candidate.content) else ""
     keywords = [k for k in candidate.keywords if support_problem(k, span, statement=False) is None]
     event_at = candidate.event_at
     if event_at is not None and not (span.times or _mentions_time(span.text, span.language)):
@@ -565,6 +576,8 @@ def ground(
             continue
         candidate = _trimmed_to_span(candidate, span)
         limit = MAX_SEMANTIC_DISTANCE.get(candidate.kind, DEFAULT_MAX_SEMANTIC_DISTANCE)
+        if _is_learned_topic_row(candidate):
+            limit = 1.0  # a label is far from any sentence; the reading of the sentence it quotes was the check
         distance = sentences.nearest_distance(vector, limit)
         if distance > limit:
             rejected.append(

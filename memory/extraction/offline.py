@@ -1,18 +1,31 @@
 """The deterministic offline extraction engine (the default when no chat model is configured).
 
-Per customer sentence: drop questions, small talk, reactions and compliments; strip opening
-greetings, fillers and discourse markers ("Hi,", "well,", "actually", "Correction:"); split "…, and I
-…" into one statement per clause; keep statements about the customer (first person, or an
-instruction addressed to the agent); classify the kind with the rule set in ``lexicon``;
-name a topic from the statement's own nouns; score importance (hard constraints and dated
-statements above plain ones). Each entry's content is one contiguous span of the customer's own
-words, so it is grounded by construction; the grounding step still checks it.
+What a customer sentence is decides whether it is mined, and that decision is learned
+(``memory.understanding``: intent, attribute, polarity read from the bundled embedding), not listed:
+a sentence is mined only when it reads as a ``statement`` or an ``instruction``; a ``correction`` gives
+only its clauses that read as positive statements ("we're not a bakery, we're a coffee roaster" keeps
+"we're a coffee roaster"); questions, small talk, reactions and forget requests give nothing.
+
+Per kept sentence: strip opening greetings, fillers and discourse markers ("Hi,", "well,", "Correction:");
+split it at commas, semicolons and the clause joiners into statements when every part reads as a
+statement of its own and the parts are about different attributes ("My name is Dmitri, I live in
+Kazan." gives a name and a residence, so a later move replaces the residence alone); classify the kind
+with the rule set in ``lexicon`` (time words, "remind me"); the topic is the learned attribute ("residence",
+"contact"), or else a noun of the statement's own that carries no value; score importance (hard
+constraints and dated statements above plain ones). Each entry's content is one contiguous span of the
+customer's own words, so it is grounded by construction; the grounding step still checks it.
+
+Every sentence and candidate part of a message is read in one batch (one embedding call a message).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import itertools
 import re
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 
 from memory.extraction import lexicon
@@ -26,6 +39,8 @@ from memory.text.analysis import (
     value_terms,
     words,
 )
+from memory.text.text_keys import text_key
+from memory.understanding.readings import ATTRIBUTES, Reading, read
 
 BASE_IMPORTANCE = {"fact": 0.5, "instruction": 0.7, "event": 0.4, "task": 0.5, "topic": 0.3}
 TOPIC_IMPORTANCE = 0.3
@@ -75,35 +90,6 @@ def _speaks_of_self(sentence: str, language: str) -> bool:
         return True
     endings = lexicon.FIRST_PERSON_VERB_ENDINGS.get(language, ())
     return any(len(w) >= 4 and w.endswith(endings) for w in words(sentence)) if endings else False
-
-
-def is_question(sentence: str, language: str) -> bool:
-    stripped = sentence.rstrip()
-    if stripped.endswith(("?", "？")) or stripped.startswith("¿"):
-        return True
-    if language == "ja" and re.search(r"(ですか|ますか|か)[。]?$", stripped):
-        return True
-    return _starts_with_any("QUESTION_OPENERS", normalise(stripped), language)
-
-
-def is_small_talk(sentence: str, language: str) -> bool:
-    if len(words(sentence)) <= 2 and any(_is_greeting_in(sentence, other) for other in lexicon.SMALL_TALK):
-        return True  # "¡Hola!" is too short to tell its language reliably
-    return _is_greeting_in(sentence, language)
-
-
-def _is_greeting_in(sentence: str, language: str) -> bool:
-    text = normalise(sentence)
-    remainder = text
-    for phrase in sorted(_phrases("SMALL_TALK", language), key=len, reverse=True):
-        if language == "ja":
-            remainder = remainder.replace(phrase, " ")
-        else:
-            remainder = re.sub(rf"(?<![\w']){re.escape(phrase)}(?![\w'])", " ", remainder)
-    leftover = content_terms(remainder, language)
-    if language == "ja":
-        leftover = [t for t in leftover if _CJK_NOUN_RUN.search(t)]
-    return remainder != text and not leftover
 
 
 @lru_cache(maxsize=16)
@@ -175,34 +161,6 @@ def split_clauses(sentence: str, language: str) -> list[str]:
     return [p for p in parts if p] if all(len(words(p)) >= 3 for p in parts) else [sentence]
 
 
-def is_reaction(sentence: str, language: str) -> bool:
-    """Reactions and compliments ("Yep, Melanie!", "Woohoo!", "Your support really means a lot.")."""
-    if len(words(sentence)) <= 3 and language != "ja":
-        # "¡Genial, Melanie!" is too short to tell its language reliably
-        return any(_is_reaction_in(sentence, other) for other in lexicon.REACTIONS if other != "ja")
-    return _is_reaction_in(sentence, language)
-
-
-def _is_reaction_in(sentence: str, language: str) -> bool:
-    text = normalise(sentence)
-    if _has_any("COMPLIMENTS", text, language) and not value_terms(sentence, language):
-        if not _speaks_of_self(text, language):
-            return True  # "Your support really means a lot"; "Thanks, I live in Leeds" is still a fact
-    remainder = text
-    for phrase in sorted(_phrases("REACTIONS", language), key=len, reverse=True):
-        if language == "ja":
-            remainder = remainder.replace(phrase, " ")
-        else:
-            remainder = re.sub(rf"(?<![\w']){re.escape(phrase)}(?![\w'])", " ", remainder)
-    if remainder == text:
-        return False
-    names = proper_names(sentence, language) | {w.lower() for w in re.findall(r"[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'-]+", sentence)}
-    leftover = [t for t in content_terms(remainder, language) if t not in names and normalise(t) not in names]
-    if language == "ja":
-        leftover = [t for t in leftover if _CJK_NOUN_RUN.search(t)]
-    return not leftover
-
-
 def classify(sentence: str, language: str) -> str | None:
     """The kind of entry a customer sentence gives, or None when it says nothing about them."""
     text = normalise(sentence)
@@ -261,8 +219,25 @@ def _marker_terms(language: str) -> frozenset[str]:
     return frozenset(t for p in phrases for t in (*content_terms(p, language), *words(p)))
 
 
+_CAPITALISED_INSIDE = re.compile(r"(?<=[\w,;:)\]\"'»”] )([A-ZÀ-ÖØ-ÞА-ЯЁ][\w'’-]+)")
+
+
+def _value_words(sentence: str, language: str) -> set[str]:
+    """Words that carry a value or a name, never a subject: any word of a token holding a digit or "@"
+    ("555-0123", "ivan@example.com", "A-1234") and any capitalised word inside the sentence."""
+    found = set()
+    for token in sentence.split():
+        if "@" in token or any(c.isdigit() for c in token):
+            found |= set(words(token)) | set(content_terms(token, language))
+    if language != "de":  # German capitalises every noun
+        for name in _CAPITALISED_INSIDE.findall(sentence):
+            found |= {name.lower(), *content_terms(name, language)}
+    return found
+
+
 def topic_of(sentence: str, language: str) -> str:
-    """A short topic name from the sentence's own words (the same words give the same topic)."""
+    """A short topic name from the sentence's own words (the same words give the same topic): a subject,
+    never a value (no digit, no "@", no name of a person or place)."""
     markers = _marker_terms(language)
     if language in ("ja", "zh"):
         places = proper_names(sentence, language)
@@ -279,11 +254,13 @@ def topic_of(sentence: str, language: str) -> str:
     names |= {t for t in content_terms(" ".join(names), language)} if names else set()
     not_topics = _words("NOT_A_TOPIC", language) | _words("FIRST_PERSON", language)
     verbs = _verbs_after_subject(sentence, language)
+    not_topics |= _value_words(sentence, language)
     terms = [
         t
         for t in content_terms(sentence, language)
         if t not in values
-        and not t.isdigit()
+        and not any(c.isdigit() for c in t)
+        and "@" not in t
         and t not in markers
         and t not in names
         and t not in not_topics
@@ -323,21 +300,201 @@ def _looks_like_a_verb(term: str, language: str) -> bool:
     return False
 
 
+# ---------------------------------------------------------------------------------------------
+# The learned decisions, read once a message
+
+KEPT_INTENTS = ("statement", "instruction")
+# A sentence whose reading is this unsure is not kept: a missed statement can be said again, a stored
+# request ("Forget that we have four vans.", read 0.29 instruction / 0.22 forget) stays as a wrong fact.
+MIN_KEEP_CONFIDENCE = 0.5
+# Attributes that name no subject: the topic then comes from the statement's own nouns.
+OPEN_ATTRIBUTES = ("other", "none")
+LABELLED_TOPICS = frozenset(a for a in ATTRIBUTES if a not in OPEN_ATTRIBUTES)
+# A sentence splits into at most this many candidate parts before every contiguous run of them is
+# read; past it, only the finest parts are read (a run-on sentence, not a compound statement).
+MAX_PARTS_FOR_RUNS = 5
+MIN_PART_CHARS = 8  # grounding's shortest quote that is not a whole sentence
+MIN_PART_CHARS_CJK = 3
+_PART_BREAK = re.compile(r"\s*[,;](?=\s)\s*|\s*[，；、]\s*")
+_READ_CACHE_SIZE = 512
+_read_cache: OrderedDict[bytes, Reading] = OrderedDict()
+_read_lock = threading.Lock()
+
+
+def readings(texts: list[str]) -> list[Reading]:
+    """The learned reading of each text, in order: one batch for those not read lately in this process.
+
+    The cache is keyed by a keyed digest of the text (``memory.text.text_keys``), never the text, so the
+    grounding step's check of a learned topic costs no second embedding of the same sentence."""
+    keys = [text_key(t.strip()) for t in texts]
+    with _read_lock:
+        found = {k: _read_cache[k] for k in keys if k in _read_cache}
+    missing = list(dict.fromkeys(t.strip() for t, k in zip(texts, keys, strict=True) if k not in found))
+    if missing:
+        for text, reading in zip(missing, read(missing), strict=True):
+            found[text_key(text)] = reading
+    with _read_lock:
+        for key in keys:
+            _read_cache[key] = found[key]
+            _read_cache.move_to_end(key)
+        while len(_read_cache) > _READ_CACHE_SIZE:
+            _read_cache.popitem(last=False)
+    return [found[k] for k in keys]
+
+
+def learned_topic_holds(topic: str, text: str) -> bool:
+    """Whether ``topic`` is a learned attribute name and ``text`` reads as being about it."""
+    return topic in LABELLED_TOPICS and readings([reading_form(text)])[0].attribute == topic
+
+
+_SENTENCE_END = ".!?…。！？\"'»”)"
+
+
+def reading_form(text: str) -> str:
+    """What is read for a part cut from a sentence: the part, ended as a sentence ("My name is Dmitri"
+    reads as "My name is Dmitri."), since the learned heads weigh how a sentence ends."""
+    text = text.strip()
+    if not text or text[-1] in _SENTENCE_END:
+        return text
+    return text + ("。" if _CJK_NOUN_RUN.search(text) else ".")
+
+
+@dataclasses.dataclass
+class _Sentence:
+    """One customer sentence (opening fillers stripped), its candidate parts and the runs to read."""
+
+    text: str
+    language: str
+    bounds: list[tuple[int, int]]  # the finest parts: (start, end) in ``text``
+    runs: list[tuple[int, int]]  # (first part, last part) whose text is read
+
+    def run_text(self, run: tuple[int, int]) -> str:
+        return self.text[self.bounds[run[0]][0] : self.bounds[run[1]][1]].strip()
+
+
+def _part_bounds(text: str, language: str) -> list[tuple[int, int]]:
+    """Where a sentence may split: commas and semicolons before a space, and "…, and I …" joiners."""
+    breaks = [(m.start(), m.end()) for m in _PART_BREAK.finditer(text)]
+    joiner = _clause_break(language)
+    if joiner is not None:
+        breaks += [(m.start(), m.end()) for m in joiner.finditer(text)]
+    bounds, cursor = [], 0
+    for start, end in sorted(breaks):
+        if start < cursor:
+            continue  # ", and I": the comma and the joiner are one break
+        if start > cursor:
+            bounds.append((cursor, start))
+        cursor = end
+    if cursor < len(text):
+        bounds.append((cursor, len(text)))
+    return bounds or [(0, len(text))]
+
+
+def _long_enough(part: str, language: str) -> bool:
+    if language in ("ja", "zh") or _CJK_NOUN_RUN.search(part):
+        return len(part) >= MIN_PART_CHARS_CJK
+    return len(part) >= MIN_PART_CHARS and bool(content_terms(part, language))
+
+
+def _sentence(whole: str) -> _Sentence:
+    language = detect_language(whole)
+    text = strip_leading(whole, language)
+    bounds = _part_bounds(text, language)
+    count = len(bounds)
+    if count == 1:
+        runs = []
+    elif count <= MAX_PARTS_FOR_RUNS:
+        runs = [(i, j) for i in range(count) for j in range(i, count) if (i, j) != (0, count - 1)]
+    else:
+        runs = [(i, i) for i in range(count)]
+    return _Sentence(text=text, language=language, bounds=bounds, runs=runs)
+
+
+def _segmentations(count: int):
+    """Every way to cut ``count`` parts into two or more contiguous runs."""
+    for cuts in itertools.product((False, True), repeat=count - 1):
+        if not any(cuts):
+            continue
+        runs, start = [], 0
+        for index, cut in enumerate(cuts):
+            if cut:
+                runs.append((start, index))
+                start = index + 1
+        runs.append((start, count - 1))
+        yield runs
+
+
+def _statements(sentence: _Sentence, read_of: dict[tuple[int, int], Reading]) -> list[tuple[int, int]] | None:
+    """The split of a kept sentence into statements of different attributes, or None to keep it whole.
+
+    Every part must read as a statement (or a standing instruction) of its own, long enough to cite,
+    and no two parts may be about the same attribute; of the splits that qualify, the finest wins."""
+    best, best_score = None, None
+    count = len(sentence.bounds)
+    candidates = _segmentations(count) if count <= MAX_PARTS_FOR_RUNS else [[(i, i) for i in range(count)]]
+    for runs in candidates:
+        found = [read_of.get(r) for r in runs]
+        if any(r is None or r.intent not in KEPT_INTENTS for r in found):
+            continue
+        attributes = [r.attribute for r in found]
+        if len(set(attributes)) != len(attributes):
+            continue
+        if not all(_long_enough(sentence.run_text(r), sentence.language) for r in runs):
+            continue
+        score = (len(runs), min(r.intent_confidence for r in found))
+        if best_score is None or score > best_score:
+            best, best_score = runs, score
+    return best
+
+
+def _affirmed_parts(sentence: _Sentence, read_of: dict[tuple[int, int], Reading]) -> list[tuple[int, int]]:
+    """A correction's parts that state something positive ("we're not a bakery, we're a coffee roaster"
+    gives "we're a coffee roaster"). A part that follows one and holds no content word of its own ("…
+    on the fifth floor, not the third") stays with it: alone it says nothing, and the clause it
+    completes is the one grounding checks."""
+    count = len(sentence.bounds)
+    kept = []
+    for index in range(count if count > 1 else 0):
+        reading = read_of.get((index, index))
+        if reading is None or reading.intent != "statement" or reading.negative:
+            continue
+        if reading.intent_confidence < MIN_KEEP_CONFIDENCE:
+            continue
+        if not _long_enough(sentence.run_text((index, index)), sentence.language):
+            continue
+        last = index
+        while last + 1 < count and not content_terms(sentence.run_text((last + 1, last + 1)), sentence.language):
+            last += 1
+        kept.append((index, last))
+    return kept
+
+
+def kind_of(sentence: str, intent: str, language: str) -> str:
+    """The kind of entry a kept sentence gives (the learned intent decided that it is kept)."""
+    text = normalise(sentence)
+    if _has_any("REMIND_ME", text, language):
+        return "task"
+    if intent == "instruction":
+        return "instruction"
+    return classify(sentence, language) or "fact"
+
+
 class OfflineExtractor:
     name = "offline"
 
     def extract(self, message: CustomerText) -> list[Candidate]:
+        sentences = [_sentence(whole) for whole in split_sentences(message.text)]
+        texts = []
+        for sentence in sentences:
+            texts.append(sentence.text)
+            texts.extend(reading_form(sentence.run_text(run)) for run in sentence.runs)
+        read_all = iter(readings(texts))
         entries: list[Candidate] = []
-        for whole in split_sentences(message.text):
-            language = detect_language(whole)
-            if is_question(whole, language) or is_small_talk(whole, language) or is_reaction(whole, language):
-                continue
-            if _has_any("EXPLICIT_FORGET", normalise(whole), language):
-                continue  # "forget that we have four vans" is a request, never a fact
-            for sentence in split_clauses(strip_leading(whole, language), language):
-                entry = self.entry_of(sentence, language, message)
-                if entry is not None:
-                    entries.append(entry)
+        for sentence in sentences:
+            whole = next(read_all)
+            count = len(sentence.bounds)
+            read_of = {(0, count - 1): whole} | {run: next(read_all) for run in sentence.runs}
+            entries.extend(self.entries_of(sentence, whole, read_of, message))
         topics = {}
         for entry in entries:
             if entry.topic and entry.kind in ("fact", "instruction", "event"):
@@ -350,28 +507,48 @@ class OfflineExtractor:
                     topic=source.topic,
                     importance=TOPIC_IMPORTANCE,
                     keywords=[topic],
-                    quote=source.quote,
+                    quote=source.content,  # the statement itself: what a learned topic is read from
                     language=source.language,
                 )
             )
         return entries
 
-    def entry_of(self, sentence: str, language: str, message: CustomerText) -> Candidate | None:
-        if is_small_talk(sentence, language) or is_reaction(sentence, language):
-            return None
-        kind = classify(sentence, language)
-        if kind is None:
-            return None
+    def entries_of(
+        self, sentence: _Sentence, whole: Reading, read_of: dict[tuple[int, int], Reading], message: CustomerText
+    ) -> list[Candidate]:
+        count = len(sentence.bounds)
+        if whole.intent_confidence < MIN_KEEP_CONFIDENCE:
+            return []
+        if whole.intent in KEPT_INTENTS:
+            runs = _statements(sentence, read_of) or [(0, count - 1)]
+            quote = None
+        elif whole.intent == "correction":
+            runs = _affirmed_parts(sentence, read_of)
+            quote = sentence.text  # the words that name the value it corrects, for the writer
+        else:
+            return []  # a question, small talk, a reaction, a request to forget
+        entries = []
+        for run in runs:
+            text = sentence.text.strip() if run == (0, count - 1) else sentence.run_text(run)
+            reading = read_of[run] if whole.intent in KEPT_INTENTS else read_of[(run[0], run[0])]  # its own words
+            entries.append(self.entry_of(text, sentence.language, message, reading, quote=quote))
+        return entries
+
+    def entry_of(
+        self, sentence: str, language: str, message: CustomerText, reading: Reading, *, quote: str | None = None
+    ) -> Candidate:
+        kind = kind_of(sentence, reading.intent, language)
         event_at = None
         if kind == "event":
             event_at = message.sent_at - datetime.timedelta(days=event_offset_days(normalise(sentence), language))
+        topic = reading.attribute if reading.attribute in LABELLED_TOPICS else topic_of(sentence, language)
         return Candidate(
             kind=kind,
             content=sentence.strip(),
-            topic=topic_of(sentence, language),
+            topic=topic,
             importance=importance_of(kind, sentence, language),
             keywords=list(dict.fromkeys(content_terms(sentence, language)))[:8],
-            quote=sentence.strip(),
+            quote=(quote or sentence).strip(),
             event_at=event_at,
             language=language,
         )

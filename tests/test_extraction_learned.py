@@ -1,0 +1,221 @@
+"""The offline engine mines a sentence by the learned decision (``memory.understanding``), not by phrase
+lists: reactions with first-person words, questions without a question mark and forget requests give
+nothing in any language; a compound statement splits into parts of different attributes, in languages
+with no phrase list; a correction keeps only what it affirms; a topic names a subject, never a value."""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from memory.extraction import offline
+from memory.extraction.engine import Candidate, CustomerText
+from memory.extraction.grounding import check_candidate, ground
+from memory.extraction.offline import OfflineExtractor, topic_of
+from memory.models import Memory
+from tenants import scope
+
+NOW = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
+
+
+def extract(text: str) -> list[Candidate]:
+    return OfflineExtractor().extract(CustomerText(text=text, sent_at=NOW))
+
+
+def statements(text: str) -> list[Candidate]:
+    return [c for c in extract(text) if c.kind != "topic"]
+
+
+# --- Junk out, by the learned decision ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm so happy for you!",  # first person, and still about the other speaker
+        "I'm so proud of you, Mel!",
+        "Cieszę się razem z tobą, Kasiu!",  # Polish: no phrase list
+        "Sono così felice per te, Giulia!",  # Italian: no phrase list
+        "Que lindo, estou muito feliz por você!",  # Portuguese: no phrase list
+        "Lucky you! It's beautiful! Glad you agree, Caroline. Wow Mel, that's stunning!",
+    ],
+)
+def test_a_reaction_gives_nothing_even_with_first_person_words(text):
+    assert extract(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I was wondering whether you ship to Norway",
+        "Can you check the status of my order please",
+        "Czy możesz sprawdzić moje zamówienie",  # Polish
+    ],
+)
+def test_a_question_without_a_question_mark_gives_nothing(text):
+    assert extract(text) == []
+
+
+@pytest.mark.parametrize("text", ["Forget that we have four vans.", "Please delete my phone number, I changed it."])
+def test_a_forget_request_is_never_mined(text):
+    assert extract(text) == []
+
+
+# --- A statement is the unit that changes ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, parts, attributes",
+    [
+        (
+            "Nazywam się Anna, pracuję jako nauczycielka.",
+            ["Nazywam się Anna", "pracuję jako nauczycielka."],
+            ["name", "job"],
+        ),
+        (
+            "Mam na imię Piotr, mieszkam w Krakowie.",
+            ["Mam na imię Piotr", "mieszkam w Krakowie."],
+            ["name", "residence"],
+        ),
+        (
+            "Mi chiamo Marco, lavoro come infermiere a Torino.",
+            ["Mi chiamo Marco", "lavoro come infermiere a Torino."],
+            ["name", "job"],
+        ),
+        ("Меня зовут Дмитрий, я живу в Казани.", ["Меня зовут Дмитрий", "я живу в Казани."], ["name", "residence"]),
+        (
+            "Hi, my name is Alice Morgan and I live in Leeds.",
+            ["my name is Alice Morgan", "I live in Leeds."],
+            ["name", "residence"],
+        ),
+    ],
+)
+def test_a_compound_statement_splits_into_contiguous_parts_of_different_attributes(text, parts, attributes):
+    found = statements(text)
+    assert [c.content for c in found] == parts
+    assert [c.topic for c in found] == attributes
+    for entry in found:
+        assert entry.content in text and entry.quote == entry.content
+        assert check_candidate(entry, text) is None
+
+
+def test_parts_about_the_same_attribute_stay_one_statement():
+    text = "Мой номер телефона 555-0123, почта ivan@example.com."
+    assert [c.content for c in statements(text)] == [text]
+
+
+def test_a_message_is_read_in_one_batch(monkeypatch):
+    calls = []
+    real = offline.read
+
+    def counting(texts, **kwargs):
+        calls.append(len(texts))
+        return real(texts, **kwargs)
+
+    monkeypatch.setattr(offline, "read", counting)
+    offline._read_cache.clear()
+    extract("Mam na imię Piotr, mieszkam w Krakowie. Lucky you! We run four vans, and I live in Leeds.")
+    assert len(calls) == 1 and calls[0] > 3
+
+
+# --- A correction keeps only what it affirms ------------------------------------------------------
+
+
+def test_a_correction_keeps_only_its_positive_statement_and_cites_the_whole():
+    [entry] = statements("We're not a bakery, we're a coffee roaster.")
+    assert entry.content == "we're a coffee roaster."
+    assert entry.quote == "We're not a bakery, we're a coffee roaster."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "That's wrong, we don't make furniture at all.",
+        "No, that's not true, we have no dog.",
+        "To nieprawda, nie mam psa.",  # Polish
+        "Non è vero, non abbiamo un cane.",  # Italian
+        "Это неправда, мы вообще не делаем мебель.",
+    ],
+)
+def test_a_correction_that_only_denies_gives_nothing(text):
+    assert extract(text) == []
+
+
+# --- Topics name a subject, never carry a value ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Call me at 555-0123 or write to ivan@example.com about the van.",
+        "Ticket A-4411 concerns the Brno warehouse shelving.",
+        "Mój numer klienta to 99-1234.",
+        "The parcel for Caroline Smith arrived damaged.",
+    ],
+)
+def test_no_topic_holds_a_digit_an_address_or_a_name(text):
+    topics = [c.topic for c in extract(text) if c.topic] + [topic_of(text, "en")]
+    assert not any(any(ch.isdigit() for ch in t) or "@" in t for t in topics), topics
+    assert not {"caroline", "smith", "brno", "ivan"} & {t.lower() for t in topics}, topics
+
+
+def test_a_learned_topic_the_words_are_not_about_is_dropped_by_grounding():
+    """A model (or a bug) cannot label a residence as a health matter: the label is read back from the words."""
+    text = "I live in Leeds with my partner."
+    fact = Candidate(
+        kind="fact", content="I live in Leeds with my partner.", topic="health", importance=0.5, keywords=[], quote=text
+    )
+    label = Candidate(kind="topic", content="health", topic="health", importance=0.3, keywords=[], quote=text)
+    assert check_candidate(label, text) is not None
+    vector = np.ones(4, dtype=np.float32) / 2
+    grounded, rejected = ground([fact, label], np.vstack([vector, vector]), text, np.vstack([vector]))
+    assert [g.candidate.topic for g in grounded] == [""]
+    assert [r.candidate.kind for r in rejected] == ["topic"]
+
+
+# --- Through the API ------------------------------------------------------------------------------
+
+
+def say(client, space, message, session="s1"):
+    url = reverse("turn-create", args=[space.external_id]) + "?wait=true"
+    response = client.post(url, {"message": message, "session_id": session}, format="json")
+    assert response.status_code in (200, 201), response.content
+    return response.json()
+
+
+def current_and_history(space):
+    with scope.tenant_scope(space.tenant_id, space):
+        rows = Memory.objects.filter(space=space).exclude(kind="topic")
+        return (
+            sorted(m.content for m in rows if m.superseded_by_id is None),
+            sorted(m.content for m in rows if m.superseded_by_id is not None),
+        )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "first, correction, stored",
+    [
+        ("I now run a bakery in Brno.", "We're not a bakery, we're a coffee roaster.", "we're a coffee roaster."),
+        ("My dog is called Rex.", "Sorry, I said that wrong: my dog is called Max, not Rex.", "my dog is called Max"),
+    ],
+)
+def test_a_corrections_affirmed_part_still_supersedes_the_value_it_denies(client_a, space_a, first, correction, stored):
+    say(client_a, space_a, first, "s1")
+    say(client_a, space_a, correction, "s2")
+    current, history = current_and_history(space_a)
+    assert current == [stored]
+    assert history == [first]
+
+
+@pytest.mark.django_db
+def test_casual_reactions_leave_no_row_in_languages_without_a_phrase_list(client_a, space_a):
+    for text in [
+        "Cieszę się razem z tobą, Kasiu!",
+        "Sono così felice per te, Giulia!",
+        "Que lindo, estou muito feliz por você!",
+    ]:
+        assert say(client_a, space_a, text)["created"] == []
