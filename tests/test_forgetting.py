@@ -124,7 +124,7 @@ def test_the_per_request_maximum_can_never_exceed_ten(client_a, space_a):
 def test_the_forget_message_never_recreates_what_it_deleted(client_a, space_a):
     say(client_a, space_a, "We have four vans.", session="a")
     body = say(client_a, space_a, "Forget that we have four vans.", session="b")
-    assert [f["content"] for f in body["forgotten"]] == ["We have four vans.", "van"]
+    assert [f["content"] for f in body["forgotten"]] == ["We have four vans.", "vehicle"]
     assert body["created"] == []
     assert facts(space_a) == []
     with scope.tenant_scope(space_a.tenant_id, space_a):
@@ -197,7 +197,8 @@ def test_the_forget_endpoint_dry_run_shows_what_would_go_and_deletes_nothing(cli
     assert facts(space_a) == ["Our company makes furniture."]
     assert audit_rows(space_a) == []
     real = client_a.post(url, {"utterance": "We don't make furniture."}, format="json").json()
-    assert [f["content"] for f in real["forgotten"]] == ["Our company makes furniture."]
+    # The statement and the topic tag no remaining row carries (#25: forgetting leaves no tag behind).
+    assert [f["content"] for f in real["forgotten"]] == ["Our company makes furniture.", "company"]
     assert facts(space_a) == []
 
 

@@ -10,10 +10,15 @@ Code, never the model, sets how much a decision can delete:
 - a statement that negates nothing stored deletes nothing (and is mined as usual); a correction that
   also states the new value ("we're not a bakery, we're a coffee roaster") deletes nothing either and
   is mined, so the writer supersedes the old memory and keeps its history;
-- a request that names an attribute ("my phone number", "my city") takes only memories that state it,
-  and "old" never takes the current value (``judge.select_explicit``).
-Deletion is permanent and audited (``deletion``); the caller gets what was deleted and a
-sentence in the customer's language that names it.
+- a request that names an attribute ("my phone number", "my city") takes only memories that state it —
+  by the rules' words or the model's reading of the row, a value type ("phone": a number) always a bound —
+  and "old" never takes the current value (``judge.select_explicit``); a request no phrase list read
+  takes only the rows of a single-valued attribute it names;
+- a correction reaches a row twice as far as the floor only when they share a word or a topic, or the
+  model reads the row as about what the correction is about and of the other polarity.
+Deletion is permanent and audited (``deletion``), with each statement's history and the topic tags only
+it carried; the caller gets what was deleted and a sentence in the customer's language that names the
+statements (never a topic tag alone).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from memory.telemetry import traced
 from memory.text.analysis import normalise, search_tokens
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.vectors import vectors_by_text
+from memory.understanding.readings import Reading, read
 from tenants.space_settings import SETTINGS, effective_settings
 
 HARD_MAX_DELETIONS = int(SETTINGS["max_deletions_per_request"].maximum)
@@ -54,6 +60,7 @@ class Candidate:
     memory: Memory
     distance: float
     named: bool = False  # carries every word the request names, or has it as its topic
+    reading: Reading | None = None  # the model's reading of the content (attribute, polarity)
 
     def offered(self) -> Offered:
         return Offered(
@@ -63,7 +70,33 @@ class Candidate:
             current=self.memory.superseded_by_id is None,
             order=self.memory.created_at.timestamp(),
             named=self.named,
+            attribute=self.reading.attribute if self.reading else None,
+            attribute_confidence=self.reading.attribute_confidence if self.reading else 0.0,
+            negative=self.reading.negative if self.reading else None,
         )
+
+
+class RowReader:
+    """The model's readings of stored rows for one request, each row read once, in as few batches as the
+    steps that need them."""
+
+    def __init__(self, space):
+        self.scope = str(space.id)
+        self.readings: dict = {}
+
+    def of(self, memories) -> dict:
+        missing = [m for m in dict.fromkeys(memories) if m.pk not in self.readings]
+        if missing:
+            self.readings.update(
+                zip([m.pk for m in missing], read([m.content for m in missing], cache_scope=self.scope), strict=True)
+            )
+        return {m.pk: self.readings[m.pk] for m in memories}
+
+    def annotate(self, candidates: list[Candidate]) -> list[Candidate]:
+        readings = self.of([c.memory for c in candidates])
+        for candidate in candidates:
+            candidate.reading = readings[candidate.memory.pk]
+        return candidates
 
 
 @dataclasses.dataclass
@@ -103,22 +136,31 @@ def candidates_within_floor(
     *, space, intent: ForgetIntent, floor: float, vectors: Mapping[str, np.ndarray] | None = None
 ) -> list[Candidate]:
     """This space's memories a request may delete: within the floor, or within twice the floor when
-    they share a content word or the topic with the request (all within the margin of the best);
-    or — for an explicit "forget what you know about X" — carrying every word of X, or X's topic.
-    ``vectors``: texts already embedded for this space (``target_vectors``)."""
+    they share a content word or the topic with the request, or (a correction) the model reads them as
+    about what it is about and of the other polarity (all within the margin of the best); or — for an
+    explicit "forget what you know about X" — carrying every word of X, or X's topic. Topic rows are
+    never candidates: they go with the statements they tag (``deletion``). Each candidate carries the
+    model's reading of its content. ``vectors``: texts already embedded for this space (``target_vectors``)."""
     vectors = target_vectors(space.id, intent, vectors)
-    active = Memory.objects.filter(space=space, superseded_by__isnull=True).defer("embedding")
+    reader = RowReader(space)
+    if intent.model_only:
+        # A request in words no list knows: only the rows of the attribute it names (``judge.rule_bound``).
+        return reader.annotate(attribute_candidates(space=space, intent=intent, vector=vectors[0], reader=reader))
+    active = Memory.objects.filter(space=space, superseded_by__isnull=True).exclude(kind="topic").defer("embedding")
     found: dict = {}
+
+    def keep(memory):
+        if memory.pk not in found or memory.distance < found[memory.pk].distance:
+            found[memory.pk] = Candidate(memory, float(memory.distance))
+
     for vector in vectors:
         rows = (
-            active.exclude(kind="topic")
-            .annotate(distance=CosineDistance("embedding", vector))
+            active.annotate(distance=CosineDistance("embedding", vector))
             .filter(distance__lte=floor)
             .order_by("distance")[: HARD_MAX_DELETIONS * 2]
         )
         for memory in rows:
-            if memory.pk not in found or memory.distance < found[memory.pk].distance:
-                found[memory.pk] = Candidate(memory, float(memory.distance))
+            keep(memory)
     if intent.kind is not None:
         # A request may reach a little farther when the stored row shares a content word or its topic
         # with what the customer said ("forget my contact preference" → topic contact).
@@ -128,15 +170,33 @@ def candidates_within_floor(
                 continue
             keys = {topic_digest(space.id, t) for t in tokens} - {""}
             shared = (
-                active.exclude(kind="topic")
-                .filter(Q(keyword_digests__overlap=keyword_digests(space.id, tokens)) | Q(topic_digest__in=keys))
+                active.filter(Q(keyword_digests__overlap=keyword_digests(space.id, tokens)) | Q(topic_digest__in=keys))
                 .annotate(distance=CosineDistance("embedding", vector))
                 .filter(distance__lte=floor * CORROBORATED_FLOOR_FACTOR)
                 .order_by("distance")[:HARD_MAX_DELETIONS]
             )
             for memory in shared:
-                if memory.pk not in found or memory.distance < found[memory.pk].distance:
-                    found[memory.pk] = Candidate(memory, float(memory.distance))
+                keep(memory)
+    if intent.kind == "correction" and intent.learned_attribute:
+        # Or when the model reads the row as about what the correction is about, of the other polarity:
+        # "wir machen keine Möbel" and "Wir stellen Gartenmöbel her" share no word.
+        for vector in vectors:
+            near = list(
+                active.annotate(distance=CosineDistance("embedding", vector))
+                .filter(distance__lte=floor * CORROBORATED_FLOOR_FACTOR)
+                .order_by("distance")[: HARD_MAX_DELETIONS * 2]
+            )
+            readings = reader.of(near)
+            for memory in near:
+                reading = readings[memory.pk]
+                # The model's best guess of the row's attribute: the distance (twice the floor) and the
+                # margins are the bounds here, the reading only the corroboration a shared word would be.
+                if (
+                    reading.attribute == intent.learned_attribute
+                    and intent.negative is not None
+                    and reading.negative != intent.negative
+                ):
+                    keep(memory)
     if found:
         cutoff = min(f.distance for f in found.values()) + MARGIN_FROM_BEST
         found = {pk: f for pk, f in found.items() if f.distance <= cutoff}
@@ -152,23 +212,36 @@ def candidates_within_floor(
             for memory in named[: HARD_MAX_DELETIONS * 2]:
                 found.setdefault(memory.pk, Candidate(memory, float(memory.distance)))
                 found[memory.pk].named = True
-        for candidate in attribute_candidates(space=space, intent=intent, vector=vectors[0]):
+        for candidate in attribute_candidates(space=space, intent=intent, vector=vectors[0], reader=reader):
             found.setdefault(candidate.memory.pk, candidate)
-    return sorted(found.values(), key=lambda c: (c.memory.kind == "topic", c.distance))
+    return reader.annotate(sorted(found.values(), key=lambda c: c.distance))
 
 
-def attribute_candidates(*, space, intent: ForgetIntent, vector) -> list[Candidate]:
+def attribute_candidates(*, space, intent: ForgetIntent, vector, reader: RowReader | None = None) -> list[Candidate]:
     """For "forget my phone number / my city / my OLD address": among the nearest rows, those that state
-    the attribute (or, for "old" without one, name the value), superseded versions included for "old"."""
-    if intent.kind != "explicit" or not (intent.attribute or (intent.wants_old and intent.value_words)):
+    the attribute — by the rules' words or the model's reading of the row (read in one batch), a value type
+    always a bound — or, for "old" without one, name the value; superseded versions included for "old"."""
+    names_attribute = intent.attribute or (intent.model_only and intent.learned_attribute)
+    if intent.kind != "explicit" or not (names_attribute or (intent.wants_old and intent.value_words)):
         return []  # a correction reaches only as far as the floor: it names no attribute to go by
     rows = Memory.objects.filter(space=space).exclude(kind="topic").defer("embedding")
     if not intent.wants_old:
         rows = rows.filter(superseded_by__isnull=True)
-    nearest = rows.annotate(distance=CosineDistance("embedding", vector)).order_by("distance")[:ATTRIBUTE_SCAN_ROWS]
-    if intent.attribute:
+    nearest = list(
+        rows.annotate(distance=CosineDistance("embedding", vector)).order_by("distance")[:ATTRIBUTE_SCAN_ROWS]
+    )
+    if names_attribute:
+        readings = (reader or RowReader(space)).of(nearest)
         return [
-            Candidate(m, float(m.distance)) for m in nearest if targets.states_attribute(m.content, intent.attribute)
+            Candidate(m, float(m.distance), reading=readings[m.pk])
+            for m in nearest
+            if targets.row_states(
+                m.content,
+                attribute=intent.attribute,
+                learned=intent.learned_attribute,
+                row_attribute=readings[m.pk].attribute,
+                row_confidence=readings[m.pk].attribute_confidence,
+            )
         ]
     return [
         Candidate(m, float(m.distance))
@@ -188,9 +261,11 @@ def _done(language: str, items: list[str], more: int) -> str:
 
 
 def confirmation_for(language: str, forgotten: list[Deleted], more: int, *, explicit: bool) -> str:
-    if not forgotten:
+    """What was deleted, the statements' own words (never a topic tag: it only goes with its statements)."""
+    said = [d for d in forgotten if d.kind != "topic"]
+    if not said:
         return lexicon.CONFIRMATIONS[reply_language(language)][1] if explicit else ""
-    return _done(language, [f"“{d.content}”" for d in forgotten], more)
+    return _done(language, [f"“{d.content}”" for d in said], more)
 
 
 def reply_record(outcome: ForgetOutcome) -> dict | None:
@@ -206,7 +281,7 @@ def reply_record(outcome: ForgetOutcome) -> dict | None:
     return {
         "language": reply_language(outcome.intent.language),
         "template": template,
-        "memory_ids": [str(d.id) for d in outcome.forgotten],
+        "memory_ids": [str(d.id) for d in outcome.forgotten if d.kind != "topic"],
         "more_matched": outcome.more_matched,
     }
 
@@ -263,6 +338,7 @@ def forget(
             memories=[c.memory for c in to_delete],
             context=dataclasses.replace(context, limits=limits),
             distances={c.memory.pk: c.distance for c in to_delete},
+            with_topic_tags=True,
         )
     else:
         forgotten = []

@@ -1,8 +1,9 @@
 """Deleting memories for good, with an audit row each and nothing left behind.
 
 In one transaction: the memory, every version it superseded (its history), their blind-index
-entries (they live in the rows), and — where the space keeps transcripts — the raw customer
-messages they were derived from. No archive, no soft delete. What was deleted is read back to
+entries (they live in the rows), with ``with_topic_tags`` the topic rows whose topic no row left
+carries (a tag "555-0123" is the forgotten value itself), and — where the space keeps transcripts —
+the raw customer messages they were derived from. No archive, no soft delete. What was deleted is read back to
 the caller before the rows go.
 
 Under the space's write lock (``memory.dedup.lock``), taken before any row is read or touched — the
@@ -42,7 +43,11 @@ class DeletionContext:
 
 @traced("delete_memory engram", operation="delete_memory", records=len)
 @transaction.atomic
-def delete_memories(*, space, memories: list[Memory], context: DeletionContext, distances=None) -> list[Deleted]:
+def delete_memories(
+    *, space, memories: list[Memory], context: DeletionContext, distances=None, with_topic_tags: bool = False
+) -> list[Deleted]:
+    """The memories deleted, read back, then the topic tags that went with them (listed, kind "topic"); their
+    history goes too, audited, not listed."""
     distances = distances or {}
     lock_space(space.id)
     # Read again under the lock: a merge that finished while we waited may have reworded a memory (its
@@ -72,10 +77,45 @@ def delete_memories(*, space, memories: list[Memory], context: DeletionContext, 
             )
             if row.pk == memory.pk:
                 deleted.append(Deleted(id=row.pk, kind=row.kind, content=row.content))
+    if with_topic_tags:
+        for tag in _orphaned_topic_tags(space, rows_to_delete):
+            rows_to_delete[tag.pk] = tag
+            deleted.append(Deleted(id=tag.pk, kind=tag.kind, content=tag.content))
+            record_deletion(
+                memory=tag,
+                space=space,
+                cause=context.cause,
+                actor=context.actor,
+                turn_id=context.turn_id,
+                # The match that took it: the nearest of the statements it tagged.
+                matched_distance=min(
+                    (distances[m.pk] for m in memories if m.topic_digest == tag.topic_digest and m.pk in distances),
+                    default=None,
+                ),
+                limits=context.limits,
+            )
     Memory.objects.filter(pk__in=list(rows_to_delete)).delete()
     if keep_transcripts and message_ids:
         Message.objects.filter(space=space, pk__in=message_ids, role=Message.Role.CUSTOMER).delete()
     return deleted
+
+
+def _orphaned_topic_tags(space, rows_to_delete: dict) -> list[Memory]:
+    """The topic rows tagging only statements that are being deleted: no other statement keeps their topic."""
+    digests = {r.topic_digest for r in rows_to_delete.values() if r.kind != "topic" and r.topic_digest}
+    if not digests:
+        return []
+    still_carried = set(
+        Memory.objects.filter(space=space, topic_digest__in=digests)
+        .exclude(kind="topic")
+        .exclude(pk__in=list(rows_to_delete))
+        .values_list("topic_digest", flat=True)
+    )
+    return list(
+        Memory.objects.filter(space=space, kind="topic", topic_digest__in=digests - still_carried)
+        .exclude(pk__in=list(rows_to_delete))
+        .defer("embedding")
+    )
 
 
 def delete_memory(*, memory: Memory, space, context: DeletionContext) -> list[Deleted]:

@@ -1,8 +1,13 @@
 """Deciding whether a customer message asks to forget something, and what.
 
-The decision is a language question, so it belongs to a judge: the ``openai`` engine asks the
-model with the candidate memories in front of it; the ``offline`` engine applies the documented
-rule set in ``memory.extraction.lexicon`` (EXPLICIT_FORGET, CORRECTION). Either way the judge only picks
+Whether a message is a request to forget, a correction or neither, and what attribute it is about, is the
+learned reading of its sentences (``memory.understanding.readings``), in any language. The rule set in
+``memory.extraction.lexicon`` stays as a helper and a bound: it cuts the target's words out of a request it
+reads ("forget my OLD address IN KAZAN"), and it can only veto — a forget verb negated, asked about,
+reported or in the past ("don't forget …", "how do I delete …", "I forgot my password") asks nothing,
+whatever the model says. A request no list read (a language or a phrasing no list knows) may take only
+the rows of a single-valued attribute it names. Then the judge: the ``openai`` engine asks the model with
+the candidate memories in front of it, the ``offline`` engine applies the rules; either way it only picks
 from candidates that code has already bounded (``memory.forgetting.conversational``).
 """
 
@@ -17,7 +22,8 @@ from django.conf import settings
 from memory.extraction import lexicon
 from memory.forgetting import targets
 from memory.llm.errors import ModelUnavailable
-from memory.text.analysis import LATIN_LANGUAGES, detect_language, normalise, search_tokens
+from memory.text.analysis import LATIN_LANGUAGES, detect_language, normalise, search_tokens, split_sentences
+from memory.understanding.readings import Reading, read
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +67,9 @@ class ForgetIntent:
     states_new_value: bool = False  # a correction that also says what is true now: mined, not deleted
     broad: bool = False  # "forget everything", "delete all my data": no message can carry it out
     not_a_request: bool = False  # a forget verb negated, asked about or reported: "how do I make you forget …"
+    learned_attribute: str | None = None  # what the model reads the request or correction to be about
+    negative: bool | None = None  # the correction's learned polarity: it contradicts rows of the other one
+    model_only: bool = False  # no phrase list read the request: it takes only rows of an attribute it names
 
 
 @dataclasses.dataclass
@@ -73,6 +82,18 @@ class Offered:
     current: bool = True  # not superseded
     order: float = 0.0  # creation time as a number: later is newer
     named: bool = False  # carries every word the request names, or has it as its topic
+    attribute: str | None = None  # the learned attribute of the row's content, and how sure the model is
+    attribute_confidence: float = 0.0
+    negative: bool | None = None  # the row's learned polarity (None: not read)
+
+    def states(self, intent: ForgetIntent) -> bool:
+        return targets.row_states(
+            self.content,
+            attribute=intent.attribute,
+            learned=intent.learned_attribute,
+            row_attribute=self.attribute,
+            row_confidence=self.attribute_confidence,
+        )
 
 
 def _phrases(table: dict, language: str) -> list[str]:
@@ -126,8 +147,139 @@ def _is_broad(rest: str, target: str, language: str) -> bool:
     return not named
 
 
-def read_intent(message: str) -> ForgetIntent:
-    """The rule set's reading: explicit request, correction, or neither; and what to match.
+# How sure the model must be of a request's or a correction's attribute for it to name one.
+ATTRIBUTE_CONFIDENCE = 0.5
+# The forget score that, with a list reading a request in the same words, makes one (not the top score).
+REQUEST_SCORE_WITH_WORDS = 0.15
+# A forget or delete verb in the past: the speaker (or someone) reports forgetting or deleting something
+# ("I forgot my password", "я забыл пароль", "ich habe es vergessen"), which asks nothing. A veto on the
+# learned reading, never a reason to delete.
+REPORTED_FORGETTING = {
+    "en": r"\b(?:forgot|forgotten|deleted|removed|erased|wiped)\b",
+    "ru": r"(?<!\w)(?:забыл|забыла|забыли|забыло|удалил|удалила|удалили|стёр|стер|стёрла|стерла)(?!\w)",
+    "cs": r"(?<!\w)(?:zapomněl|zapomněla|zapomněli|zapomněl jsem|smazal|smazala|smazali|vymazal|vymazala)(?!\w)",
+    "de": r"\b(?:vergaß|vergaßen|vergessen hab|vergessen habe|vergessen haben|gelöscht)\b"
+    r"|\b(?:habe|hab|haben|hatte)\b.*\bvergessen\b",
+    "es": r"(?<!\w)(?:olvidé|olvidó|olvidamos|olvidado|olvidada|borré|borró|borrado|eliminé|eliminado)(?!\w)",
+    "fr": r"(?<!\w)(?:oublié|oubliée|oubliés|supprimé|supprimée|effacé|effacée)(?!\w)",
+    "ja": r"忘れました|忘れてしまい|忘れちゃ|忘れた|削除しました|消しました",
+}
+
+
+def _reports_forgetting(text: str) -> bool:
+    return any(re.search(pattern, text) for pattern in REPORTED_FORGETTING.values())
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A sentence's comma-, semicolon- or dash-parted clauses ("That's wrong, we don't make furniture")."""
+    parts = [p.strip(" .!?;:。！？") for p in re.split(r"[,;:—–、，；]", sentence)]
+    return [p for p in parts if p and p != sentence.strip(" .!?;:。！？")]
+
+
+def _confident_attribute(reading: Reading) -> str | None:
+    if reading.attribute in ("none", "other") or reading.attribute_confidence < ATTRIBUTE_CONFIDENCE:
+        return None
+    return reading.attribute
+
+
+def read_intent(message: str, *, cache_scope: str | None = None) -> ForgetIntent:
+    """Explicit request, correction, or neither — as the model reads the message's sentences — and what to
+    match: the rule set's cut of the request's words where a list reads it, the request sentence otherwise.
+
+    The sentences and their clauses are read in one batch."""
+    language = detect_language(message)
+    sentences = split_sentences(message) or [message]
+    clauses = {s: _clauses(s) for s in sentences}
+    texts = list(dict.fromkeys([*sentences, *(c for cs in clauses.values() for c in cs)]))
+    readings = dict(zip(texts, read(texts, cache_scope=cache_scope), strict=True))
+    rule = _rule_reading(message)
+    vetoed = rule.not_a_request or _reports_forgetting(normalise(message))
+    if vetoed:
+        return ForgetIntent(None, [message], language, not_a_request=rule.not_a_request)
+    forget = next((s for s in sentences if _asks_to_forget(readings[s], rule)), None)
+    if forget is not None:
+        return _request(message, forget, readings[forget], rule)
+    correction = next((s for s in sentences if _denies(s, readings[s])), None)
+    if correction is not None:
+        return _correction(message, correction, [readings[c] for c in clauses[correction]], readings, rule)
+    return ForgetIntent(None, [message], language)
+
+
+def _asks_to_forget(reading: Reading, rule: ForgetIntent) -> bool:
+    """The model reads a request to forget; or gives it a fair score where a list reads one too ("Could
+    you please delete my phone number?" is read a question asking for something)."""
+    return reading.intent == "forget" or (
+        rule.kind == "explicit" and reading.intent_scores["forget"] >= REQUEST_SCORE_WITH_WORDS
+    )
+
+
+def _denies(sentence: str, reading: Reading) -> bool:
+    """A correction, or a statement that denies (as the model reads its polarity, or the language's
+    negation pattern): "we don't make furniture" contradicts what may be stored."""
+    if reading.intent == "correction":
+        return True
+    return reading.intent == "statement" and (reading.negative or is_negated(sentence))
+
+
+def _request(message: str, sentence: str, reading: Reading, rule: ForgetIntent) -> ForgetIntent:
+    learned = _confident_attribute(reading)
+    if rule.kind == "explicit":
+        # The lists read the request too: they cut out what it names ("my old address in Kazan").
+        return dataclasses.replace(rule, learned_attribute=learned)
+    # A request in words no list knows: the whole sentence is the target, and it may take only the rows of a
+    # single-valued attribute the model reads in it — agreeing with any attribute word a list knows.
+    attribute = targets.named_attribute_anywhere(sentence)
+    if learned not in targets.SINGLE_VALUED or (attribute and targets.LEARNED_ATTRIBUTE[attribute] != learned):
+        learned = None
+    return ForgetIntent(
+        "explicit",
+        [sentence],
+        detect_language(sentence),
+        attribute=attribute if learned else None,
+        wants_old=targets.asks_for_old_value_anywhere(sentence),
+        broad=any(_is_broad(normalise(sentence), normalise(sentence), lang) for lang in lexicon.BROAD_FORGET),
+        learned_attribute=learned,
+        model_only=True,
+    )
+
+
+def _correction(
+    message: str, sentence: str, clause_readings: list[Reading], readings: dict[str, Reading], rule: ForgetIntent
+) -> ForgetIntent:
+    """A correction: what it denies is matched (its denying clauses, without their negation where the
+    language has a pattern for it); one that also states what is true now ("we're not a bakery, we're a
+    coffee roaster") is an update — mined, never deleted."""
+    # The rules' reading knows the language better when a short message reads as another Latin one.
+    language = rule.language if rule.kind == "correction" else detect_language(sentence)
+    reading = readings[sentence]
+    denying = [
+        c for c, r in zip(_clauses(sentence), clause_readings, strict=True) if r.negative and _confident_attribute(r)
+    ]
+    affirming = any(r.intent == "statement" and not r.negative and _confident_attribute(r) for r in clause_readings)
+    text = normalise(message)
+    # Where the language has a negation pattern the rules' reading of the clauses may say so too (never less).
+    new_value = affirming or (language in NEGATIONS and states_new_value(text, language))
+    texts = [message, _denegated(text, language)]
+    for clause in denying:
+        texts += [clause, _denegated(normalise(clause), language)]
+    learned = _confident_attribute(reading)
+    denied = [r for r in clause_readings if r.negative and _confident_attribute(r)]
+    if denied:
+        learned = _confident_attribute(denied[0])
+    return ForgetIntent(
+        "correction",
+        [t for t in dict.fromkeys(texts) if t],
+        language,
+        attribute=targets.stated_attribute(message),
+        states_new_value=new_value,
+        learned_attribute=learned,
+        negative=reading.negative or is_negated(sentence),
+    )
+
+
+def _rule_reading(message: str) -> ForgetIntent:
+    """The rule set's reading: explicit request, correction, or neither; and what to match. A helper (it
+    cuts out the target's words) and a veto (``not_a_request``), no longer the decision.
 
     Short messages are often taken for another Latin-script language ("Ya no vivo en Leeds." reads
     as German), so when the detected language's phrases find nothing, the other Latin-script
@@ -264,8 +416,8 @@ def _named_pool(intent: ForgetIntent, offered: list[Offered]) -> tuple[list[Offe
     """The rows stating the attribute a request names (all rows without one), narrowed to the value it
     names; and the attribute's rows before that narrowing."""
     pool = offered
-    if intent.attribute:
-        pool = [o for o in offered if targets.states_attribute(o.content, intent.attribute)]
+    if _names_attribute(intent):
+        pool = [o for o in offered if o.states(intent)]
     attribute_rows = pool
     if intent.value_words:
         naming = [o for o in pool if targets.shares_value(o.content, intent.value_words, intent.language)]
@@ -276,11 +428,20 @@ def _named_pool(intent: ForgetIntent, offered: list[Offered]) -> tuple[list[Offe
     return pool, attribute_rows
 
 
+def _names_attribute(intent: ForgetIntent) -> bool:
+    """Whether the request names an attribute: by a list's word, or — the lists naming none — by the model."""
+    return bool(intent.attribute or (intent.learned_attribute in targets.SINGLE_VALUED and intent.model_only))
+
+
 def rule_bound(intent: ForgetIntent, offered: list[Offered]) -> list[Offered] | None:
-    """What the rule set admits for an explicit request that names an attribute or "old" — the bound on
-    any judge, a model included ("forget my phone number" never reaches "I prefer email over phone");
-    None when the request names neither (the floor and the margin bound it)."""
-    if intent.kind != "explicit" or not (intent.attribute or intent.wants_old):
+    """What code admits for an explicit request that names an attribute or "old", or that no list read —
+    the bound on any judge, a model included ("forget my phone number" never reaches "I prefer email over
+    phone"); None when a request the lists read names neither (the floor and the margin bound it)."""
+    if intent.kind != "explicit":
+        return None
+    if intent.model_only and not _names_attribute(intent):
+        return []  # a request in words no list knows takes only an attribute's rows, and it names none
+    if not (_names_attribute(intent) or intent.wants_old):
         return None
     pool, attribute_rows = _named_pool(intent, offered)
     if intent.wants_old:
@@ -294,7 +455,9 @@ def select_explicit(intent: ForgetIntent, offered: list[Offered]) -> list[Offere
     An attribute ("my phone number") takes only the memories that state it, narrowed to the value
     the request names ("… in Kazan") when one does; "old" never takes the current value. Without an
     attribute: the memories that carry every word of what was named, else the best match and those
-    within a tight margin of it."""
+    within a tight margin of it. A request no list read takes only the rows of the attribute it names."""
+    if intent.model_only:
+        return rule_bound(intent, offered) or []
     pool, attribute_rows = _named_pool(intent, offered)
     if intent.wants_old:
         return _not_current(pool, attribute_rows)
@@ -305,6 +468,14 @@ def select_explicit(intent: ForgetIntent, offered: list[Offered]) -> list[Offere
     return _within_margin(pool, TIGHT_MARGIN)
 
 
+def contradicts(intent: ForgetIntent, offered: Offered) -> bool:
+    """A correction contradicts a row of the other polarity ("we don't make furniture" / "we manufacture
+    furniture"), as the model reads both; by the negation patterns where a row was not read."""
+    said = intent.negative if intent.negative is not None else is_negated(intent.targets[0], intent.language)
+    stored = offered.negative if offered.negative is not None else is_negated(offered.content)
+    return stored != said
+
+
 def judge_offline(intent: ForgetIntent, message: str, offered: list[Offered]) -> Judgement:
     if intent.kind is None or (intent.kind == "correction" and intent.states_new_value):
         # A correction that says what is true now is an update: the writer supersedes, with history.
@@ -312,9 +483,9 @@ def judge_offline(intent: ForgetIntent, message: str, offered: list[Offered]) ->
     if intent.kind == "explicit":
         return Judgement(True, [o.id for o in select_explicit(intent, offered)], None, "offline")
     # A correction contradicts what it negates: "we don't deliver on Sundays" deletes "we deliver on
-    # Sundays", not "we never deliver on Sundays", which it agrees with.
-    negated = is_negated(message, intent.language)
-    contradicted = [o for o in offered if o.current and is_negated(o.content) != negated]
+    # Sundays", not "we never deliver on Sundays", which it agrees with; and only rows stating the
+    # attribute the rules read in it.
+    contradicted = [o for o in offered if o.current and contradicts(intent, o)]
     if intent.attribute:
         contradicted = [o for o in contradicted if targets.states_attribute(o.content, intent.attribute)]
     chosen = _within_margin(contradicted, TIGHT_MARGIN)

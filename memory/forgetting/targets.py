@@ -23,6 +23,19 @@ import unicodedata
 from memory.extraction import lexicon
 from memory.text.analysis import normalise, search_tokens
 
+# The learned attribute (``memory.understanding``) each rule attribute falls under.
+LEARNED_ATTRIBUTE = {"email": "contact", "phone": "contact", "allergy": "health", "residence": "residence",
+                     "name": "name"}  # fmt: skip
+# The learned attributes a request may name when no phrase list read it (a language or a phrasing no list
+# knows): one value each, so "forget my X" means every row stating it. Others ("forget my dog") need the
+# words of the request, which only the lists cut out.
+SINGLE_VALUED = {"residence", "name", "contact"}
+# How sure the model must be that a stored row states an attribute before it is taken as stating it.
+ROW_ATTRIBUTE_CONFIDENCE = 0.7
+# Learned attributes whose rows are taken only when they carry one of these values (a contact rule such as
+# "call me after 5 pm" is not a number to forget).
+VALUE_OF_LEARNED = {"contact": ("phone", "email")}
+
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE_LIKE = re.compile(r"\+?\d[\d\s().\-/]{5,}\d")
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -52,6 +65,51 @@ def named_attribute(target: str, language: str) -> str | None:
         if any(word_start_match(text, p, language) for p in phrases(rules["asks"], language)):
             return attribute
     return None
+
+
+def named_attribute_anywhere(target: str) -> str | None:
+    """The attribute a request names in any language the table knows ("mój numer telefonu" → phone):
+    for a request no phrase list read, a bound on what its learned attribute may take, never the decision."""
+    text = normalise(target)
+    for attribute, rules in lexicon.FORGET_ATTRIBUTES.items():
+        for language in rules["asks"]:
+            if any(word_start_match(text, p, language) for p in phrases(rules["asks"], language)):
+                return attribute
+    return None
+
+
+def asks_for_old_value_anywhere(target: str) -> bool:
+    """ "Old" in any language the table knows ("mój stary adres"): a request no list read keeps this bound."""
+    text = normalise(target)
+    return any(word_start_match(text, p, language) for language in lexicon.OLD_VALUE
+               for p in phrases(lexicon.OLD_VALUE, language))  # fmt: skip
+
+
+def row_states(
+    content: str,
+    *,
+    attribute: str | None,
+    learned: str | None,
+    row_attribute: str | None = None,
+    row_confidence: float = 0.0,
+) -> bool:
+    """Whether a stored row states what a request names: the rule attribute (``attribute``, its value type a
+    bound: a "phone" request takes only rows carrying a phone number) or the learned one (``learned``), read
+    by the rules or by the model's reading of the row (``row_attribute`` at ``row_confidence``)."""
+    learned_row = row_attribute if row_confidence >= ROW_ATTRIBUTE_CONFIDENCE else None
+    if attribute:
+        rules = lexicon.FORGET_ATTRIBUTES[attribute]
+        if rules["value"]:
+            return carries_value(content, rules["value"])
+        if states_attribute(content, attribute):
+            return True
+        # Allergy is narrower than the learned "health": only the rules' words state it.
+        return attribute != "allergy" and learned_row is not None and learned_row == LEARNED_ATTRIBUTE[attribute]
+    if not learned:
+        return False
+    if learned in VALUE_OF_LEARNED:
+        return any(carries_value(content, value) for value in VALUE_OF_LEARNED[learned])
+    return learned_row == learned
 
 
 def carries_value(content: str, value: str) -> bool:
