@@ -39,6 +39,7 @@ from memory.text.analysis import (
     value_classes,
     words,
 )
+from memory.understanding.readings import Reading
 
 # Stop words that still decide what a statement says: direction and period.
 RELATION_WORDS = {
@@ -386,6 +387,42 @@ def states_negated_value(old_text: str, negated: set[str]) -> bool:
     if language in ("ja", "zh", "ko"):
         return any(n in old_text for n in negated)
     return any(n in terms or any(same_name(n, t) for t in terms if len(t) >= 4 and len(n) >= 4) for n in negated)
+
+
+# Attributes a customer has one value of at a time: a new value replaces the old one.
+SINGLE_VALUED = ("name", "residence")
+# How sure the learned reading must be of both statements' attribute before it decides an update.
+LEARNED_ATTRIBUTE_CONFIDENCE = 0.8
+_CAPITALISED_WORD = re.compile(r"(?<=\s)([^\W\d_][\w'-]*)")
+
+
+def single_valued(reading: Reading) -> bool:
+    return (
+        reading.attribute in SINGLE_VALUED
+        and reading.attribute_confidence >= LEARNED_ATTRIBUTE_CONFIDENCE
+        and reading.intent == "statement"
+        and not reading.negative
+    )
+
+
+def _named_words(text: str) -> set[str]:
+    """Capitalised words after the first: names and places (and, in German, every noun)."""
+    return {w.lower() for w in _CAPITALISED_WORD.findall(" " + text.strip())[1:] if w[:1].isupper()}
+
+
+def learned_update(old_text: str, new_text: str, old: Reading, new: Reading) -> bool:
+    """The learned reading says both are the same one-valued attribute (where they live, their name) of the same
+    subject, and the value differs: another number, or other names and places.
+
+    The word tables decide first (``is_update``); this covers the phrasings and languages they do not list."""
+    if not (single_valued(old) and single_valued(new) and old.attribute == new.attribute):
+        return False
+    if not same_subject(old_text, new_text):
+        return False
+    if values_conflict(old_text, new_text):
+        return True
+    old_names, new_names = _named_words(old_text), _named_words(new_text)
+    return bool(old_names and new_names and not old_names & new_names)
 
 
 def supersession(old_text: str, new_text: str, source: str | None = None) -> str:

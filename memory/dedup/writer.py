@@ -26,11 +26,19 @@ from django.db import transaction
 from pgvector.django import CosineDistance
 
 from memory.dedup.lock import lock_space
-from memory.dedup.merge_rule import is_restatement, key_terms, supersession
+from memory.dedup.merge_rule import (
+    is_correction,
+    is_restatement,
+    key_terms,
+    learned_update,
+    single_valued,
+    supersession,
+)
 from memory.extraction.grounding import Grounded
 from memory.models import Memory, Message, Session, Turn
 from memory.text.analysis import normalise, search_tokens
 from memory.text.digests import keyword_digests, topic_digest
+from memory.understanding.readings import read, read_one
 
 logger = logging.getLogger(__name__)
 EVENT_RESTATEMENT_DISTANCE = 0.03
@@ -38,6 +46,8 @@ EVENT_RESTATEMENT_DISTANCE = 0.03
 # itself (subject, attribute, value) decides; this only bounds how many rows it reads.
 UPDATE_SEARCH_DISTANCE = 0.3
 UPDATE_SEARCH_ROWS = 20
+# Neighbours the learned reading compares a one-valued statement with (each may cost an embedding).
+LEARNED_UPDATE_ROWS = 5
 STATEMENT_KINDS = ("fact", "event")
 
 
@@ -117,10 +127,25 @@ class MemoryWriter:
         )
         # The correction's words must be the customer's: the quote grounding found in their message.
         source = entry.quote if normalise(entry.quote) in normalise(self.message.content or "") else entry.content
+        neighbours = list(neighbours)
         for old in neighbours:
             reason = supersession(old.content, entry.content, source)
             if reason:
                 return old, reason
+        return self.learned_update(entry.content, source, neighbours)
+
+    def learned_update(self, content: str, source: str, neighbours: list[Memory]) -> tuple[Memory | None, str]:
+        """What the word tables miss ("Ich bin nach Nowosibirsk gezogen" after "ich wohne in Kasan"): the learned
+        reading says both state the same one-valued attribute of the same subject with a different value. Read
+        only when the new entry is such a statement, and only its nearest neighbours (one embedding batch)."""
+        scope = str(self.space.id)
+        if not neighbours or not single_valued(read_one(content, cache_scope=scope)):
+            return None, ""
+        nearest = neighbours[:LEARNED_UPDATE_ROWS]
+        readings = read([content, *(old.content for old in nearest)], cache_scope=scope)
+        for old, reading in zip(nearest, readings[1:], strict=True):
+            if learned_update(old.content, content, reading, readings[0]):
+                return old, "correction" if is_correction(source) else "update"
         return None, ""
 
     def create_or_update(self, grounded: Grounded, topic_key: str) -> Memory:

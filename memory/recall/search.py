@@ -32,9 +32,12 @@ from memory.text.analysis import languages_remembered_in_space
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.embeddings import EmbeddingUnavailable
 from memory.text.vectors import embed_for_space
+from memory.understanding.readings import read_one
 from tenants.space_settings import effective_settings
 
 RRF_K = 60
+# How sure the learned reading must be of the attribute a query asks about before rows of it are searched.
+ATTRIBUTE_QUERY_CONFIDENCE = 0.7
 ENDED_TASK_FACTOR = 0.5
 
 
@@ -105,6 +108,23 @@ def _useful_digests(space_id, tokens: set[str]) -> list[str]:
     return keyword_digests(space_id, tokens) if tokens else []
 
 
+def _route_to_attribute(space, query: str, analysis: QueryAnalysis) -> str:
+    """A question about one of the customer's attributes ("What is his order number?", "Where does the customer
+    live?", even "name") is searched by that attribute too: the learned reading names it, and it is the topic
+    the rows stating it carry (``memory.extraction.offline``), so it joins the query's topic keys. Embedded as
+    recall embeds the query (the same cached vector), so it costs no embedding of its own."""
+    try:
+        reading = read_one(query, cache_scope=str(space.id))
+    except EmbeddingUnavailable:
+        return ""
+    if reading.attribute in ("other", "none") or reading.attribute_confidence < ATTRIBUTE_QUERY_CONFIDENCE:
+        return ""
+    if reading.intent == "small_talk":
+        return ""
+    analysis.topic_keys.add(reading.attribute)
+    return reading.attribute
+
+
 def _first_found(memory) -> tuple:
     """The order the strategies met a row in before: vector candidates, then keyword, then topic."""
     if memory.nearest_position is not None:
@@ -147,7 +167,10 @@ def recall(
     threshold = settings["recall_distance"]
     weights = settings["strategy_weights"]
     analysis = analyse_query(query)
-    if not analysis.keywords and not analysis.phrases:
+    keys_before = set(analysis.topic_keys)
+    routed = _route_to_attribute(space, query, analysis)
+    routed_only = routed if routed not in keys_before else ""
+    if not analysis.keywords and not analysis.phrases and not routed:
         # Only stop words ("the", "is it in?"): nothing to search for, and any nearest row is noise.
         return RecallResult(
             hits=[], prompt="", candidates=[], analysis=analysis, settings=settings, warning="no content words"
@@ -187,7 +210,8 @@ def recall(
         if memory.keyword_rank is not None:
             item.ranks["keyword"] = memory.keyword_rank
             item.matched_tokens = memory.matched_tokens
-        if memory.topic_rank is not None:
+        if memory.topic_rank is not None and not (memory.kind == "topic" and memory.topic == routed_only):
+            # A topic row named only by the routed attribute is a tag, not an answer: its statements are.
             item.ranks["topic"] = memory.topic_rank
         scored[memory.pk] = item
     if settings["hybrid"] and settings["keep_transcripts"] and not kinds:

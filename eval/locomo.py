@@ -1,0 +1,206 @@
+"""What survives of real conversations: LoCoMo's development part through the turn pipeline.
+
+Reads ``../shared/data/locomo-dev/locomo-dev.json`` at run time (CC BY-NC 4.0, evaluation only: never copied
+into the repository) and skips with a message where it is absent. One space per (conversation, speaker);
+that speaker's turns are the customer's messages, each ingested as its own transcript with the other
+speaker's turn before it as context (never mined), ``message_id`` = the turn's ``dia_id``, sent at the
+session's date. Each message is its own turn so that the per-turn entry bound (#26) does not decide
+what is kept.
+
+Reported: the share of the questions' evidence turns with at least one current row drawn from them
+(provenance ``source.message_id``), rows per speaker, and the share of current rows whose source turn the
+learned reading calls small talk. ``--sample PATH`` writes a fixed random sample of current rows (text and
+source turn) to PATH, outside the repository, for labelling by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
+SAMPLE_SEED = 25
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def dia_ids(evidence: str) -> list[str]:
+    """Evidence ids as the turns spell them: "D:11:26" → "D11:26", "D30:05" → "D30:5", several in one string.
+
+    >>> dia_ids("D8:6; D9:17")
+    ['D8:6', 'D9:17']
+    >>> dia_ids("D:11:26")
+    ['D11:26']
+    """
+    found = []
+    for session, turn in re.findall(r"D:?(\d+):(\d+)", evidence):
+        found.append(f"D{int(session)}:{int(turn)}")
+    return found
+
+
+def session_date(text: str) -> datetime.datetime:
+    """ "1:56 pm on 8 May, 2023" → an aware datetime."""
+    return datetime.datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=datetime.UTC)
+
+
+def sessions(conversation: dict) -> list[tuple[int, datetime.datetime, list[dict]]]:
+    numbers = sorted(int(k.split("_")[1]) for k in conversation if re.fullmatch(r"session_\d+", k))
+    return [(n, session_date(conversation[f"session_{n}_date_time"]), conversation[f"session_{n}"]) for n in numbers]
+
+
+def ingest_speaker(tenant, sample: dict, speaker: str):
+    from memory.turns import intake
+    from memory.turns.take_turn import take_transcript
+    from tenants import scope, spaces
+
+    external_id = f"{sample['sample_id']}-{speaker.lower()}"
+    with scope.tenant_scope(tenant):
+        space = spaces.create_space(tenant=tenant, external_id=external_id)
+    for number, started, turns in sessions(sample["conversation"]):
+        for position, turn in enumerate(turns):
+            if turn["speaker"] != speaker:
+                continue
+            before = turns[position - 1] if position and turns[position - 1]["speaker"] != speaker else None
+            at = started + datetime.timedelta(minutes=position)
+            messages = [
+                *([intake.IncomingMessage(role="agent", content=before["text"], sent_at=at)] if before else []),
+                intake.IncomingMessage(role="customer", content=turn["text"], message_id=turn["dia_id"], sent_at=at),
+            ]
+            with scope.tenant_scope(tenant, space):
+                take_transcript(wait=True, space=space, session_id=f"session-{number:02d}", messages=messages)
+    return space
+
+
+def current_rows(space) -> list[dict]:
+    from memory.models import Memory
+    from tenants import scope
+
+    with scope.tenant_scope(space.tenant_id, space):
+        rows = Memory.objects.filter(space=space, superseded_by__isnull=True).exclude(kind="topic")
+        return [
+            {
+                "kind": m.kind,
+                "content": m.content,
+                "topic": m.topic or "",
+                "source": m.source_message.caller_message_id if m.source_message_id else "",
+            }
+            for m in rows.select_related("source_message")
+        ]
+
+
+def evaluate(samples: list[dict]) -> dict:
+    from tenants.tenant_admin import create_tenant
+
+    tenant = create_tenant(name="LoCoMo evaluation", slug="eval-locomo")
+    per_speaker = {}
+    for sample in samples:
+        conversation = sample["conversation"]
+        turn_speaker = {t["dia_id"]: t["speaker"] for _n, _d, turns in sessions(conversation) for t in turns}
+        texts = {t["dia_id"]: t["text"] for _n, _d, turns in sessions(conversation) for t in turns}
+        answerable = [qa for qa in sample["qa"] if qa.get("category") in (1, 2, 3, 4)]
+        evidence = {d for qa in answerable for e in qa.get("evidence", []) for d in dia_ids(e)}
+        for speaker in (conversation["speaker_a"], conversation["speaker_b"]):
+            progress(f"locomo: {sample['sample_id']} {speaker} …")
+            space = ingest_speaker(tenant, sample, speaker)
+            rows = current_rows(space)
+            own_evidence = {d for d in evidence if turn_speaker.get(d) == speaker}
+            reached = {r["source"] for r in rows} & own_evidence
+            per_speaker[f"{sample['sample_id']} {speaker}"] = {
+                "turns": sum(1 for s in turn_speaker.values() if s == speaker),
+                "rows": rows,
+                "evidence": len(own_evidence),
+                "reached": len(reached),
+                "texts": texts,
+            }
+    return per_speaker
+
+
+def small_talk_share(per_speaker: dict) -> tuple[int, int]:
+    """Current rows whose source turn the learned reading calls small talk (a proxy; the labelled sample is
+    the measure)."""
+    from memory.understanding.readings import read
+
+    sources = [(r, data["texts"].get(r["source"], "")) for data in per_speaker.values() for r in data["rows"]]
+    if not sources:
+        return 0, 0
+    readings = read([r["content"] for r, _text in sources])
+    return sum(1 for reading in readings if reading.intent == "small_talk"), len(sources)
+
+
+def report_lines(per_speaker: dict, elapsed: float, revision: str, machine: str) -> list[str]:
+    lines = [
+        "## Real conversations: what survives as current rows (LoCoMo development part)",
+        "",
+        f"{machine}, {datetime.date.today().isoformat()}, revision {revision}, {elapsed:.0f} s. "
+        "`python -m eval.locomo` (part of `make eval`; skipped with a message where ../shared lacks the data).",
+        "",
+        "Each speaker's turns through the turn pipeline (offline engine), one message a turn with the other "
+        "speaker's turn before it as context. *Evidence reached*: share of the answerable questions' evidence "
+        "turns (categories 1–4) said by that speaker with at least one current row drawn from them.",
+        "",
+        "| speaker | turns | current rows | evidence turns | evidence reached |",
+        "|---|---|---|---|---|",
+    ]
+    total_evidence = total_reached = total_rows = 0
+    for name, data in per_speaker.items():
+        total_evidence += data["evidence"]
+        total_reached += data["reached"]
+        total_rows += len(data["rows"])
+        share = data["reached"] / data["evidence"] if data["evidence"] else 0.0
+        lines.append(f"| {name} | {data['turns']} | {len(data['rows'])} | {data['evidence']} | {100 * share:.1f} % |")
+    overall = total_reached / total_evidence if total_evidence else 0.0
+    lines.append(f"| all | | {total_rows} | {total_evidence} | {100 * overall:.1f} % |")
+    junk, rows = small_talk_share(per_speaker)
+    lines += [
+        "",
+        f"Current rows the learned reading itself calls small talk: {junk} of {rows}"
+        + (f" ({100 * junk / rows:.1f} %)." if rows else "."),
+        "",
+    ]
+    return lines
+
+
+def main() -> None:
+    from bench.harness import git_revision, machine_line, setup_django, throwaway_database
+    from eval.report_sections import replace_section
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--no-write", action="store_true", help="print the section, leave docs/quality.md alone")
+    parser.add_argument("--sample", type=Path, help="write a fixed sample of current rows here (outside the repo)")
+    parser.add_argument("--sample-size", type=int, default=120)
+    args = parser.parse_args()
+    if not DATA.exists():
+        print(f"locomo: skipped, {DATA} is absent (it is read from ../shared at run time, never copied here)")
+        return
+    setup_django()
+    samples = json.loads(DATA.read_text())
+    started = time.perf_counter()
+    with throwaway_database("engram_eval_locomo"):
+        per_speaker = evaluate(samples)
+        lines = report_lines(per_speaker, time.perf_counter() - started, git_revision(), machine_line())
+    if args.sample:
+        rows = [
+            {"speaker": name, **row, "source_text": data["texts"].get(row["source"], "")}
+            for name, data in per_speaker.items()
+            for row in data["rows"]
+        ]
+        random.Random(SAMPLE_SEED).shuffle(rows)
+        args.sample.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows[: args.sample_size]) + "\n")
+    if args.no_write:
+        print("\n".join(lines))
+    else:
+        replace_section(lines)
+        print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
