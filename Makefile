@@ -80,9 +80,13 @@ bench-mem0: db-start
 load: db-start
 	$(PY) -m bench.load
 
-# Memory quality on the labelled set in eval/data: writes docs/quality.md and docs/quality/*.svg.
+# Memory quality on the labelled set in eval/data: writes docs/quality.md and docs/quality/*.svg, then the
+# learned sentence decisions on their held-out sets and what survives of the real conversations in
+# ../shared/data/locomo-dev (skipped with a message where it is absent).
 eval: db-start
 	$(PY) -m eval.run_eval
+	$(PY) -m eval.understanding score
+	$(PY) -m eval.locomo
 
 # Long generated histories (recall against raw transcript search at equal character budgets) and the
 # month-of-conversations scenario: writes their sections of docs/quality.md. About 15 minutes.
