@@ -100,7 +100,7 @@ def test_a_forget_request_in_a_turn_is_confirmed_and_deleted(mcp_url, key_a, spa
         )
     )
     turn = result.structured_content
-    assert [f["content"] for f in turn["forgotten"]] == [VANS] and turn["confirmation"]
+    assert [f["content"] for f in turn["forgotten"]] == [VANS, "vehicle"] and turn["confirmation"]
     with engram_for(key_a.secret) as engram:
         assert list(engram.iter_memories("customer-1", kind="fact")) == []
 

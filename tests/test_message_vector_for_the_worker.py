@@ -66,8 +66,8 @@ def test_the_worker_embeds_nothing_for_a_one_sentence_message_the_request_embedd
     assert work(space_a, turn) == "done"
 
     # Neither the fact (the sentence itself) nor the sentence it is grounded in is embedded again; the
-    # topic name the extractor proposed is a new text, the one thing left to embed.
-    assert [texts for texts, _ in embedder.calls] == [["fleet"]]
+    # topic name the extractor proposed (the attribute, #25) is a new text, the one thing left to embed.
+    assert [texts for texts, _ in embedder.calls] == [["vehicle"]]
     assert list(current_facts(space_a)) == [SENTENCE]
     assert pending_vector(space_a, turn) is None  # used: vectors of the transcript are not kept
 
@@ -103,7 +103,7 @@ def test_a_message_stored_without_a_vector_is_embedded_by_the_worker(space_a, em
 
     assert work(space_a, turn) == "done"
 
-    assert [texts for texts, _ in embedder.calls] == [[SENTENCE, "fleet"]]
+    assert [texts for texts, _ in embedder.calls] == [[SENTENCE, "vehicle"]]
     assert list(current_facts(space_a)) == [SENTENCE]
 
 
@@ -164,7 +164,7 @@ def test_a_stored_vector_that_is_not_a_unit_vector_is_not_trusted(space_a, embed
 
     assert work(space_a, turn) == "done"
 
-    assert [texts for texts, _ in embedder.calls] == [[SENTENCE, "fleet"]]
+    assert [texts for texts, _ in embedder.calls] == [[SENTENCE, "vehicle"]]
     assert np.allclose(current_facts(space_a)[SENTENCE], fresh(space_a, SENTENCE), atol=2e-3)
 
 

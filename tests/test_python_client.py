@@ -134,7 +134,7 @@ def test_forget_dry_run_deletes_nothing_and_the_real_one_is_audited(engram_a):
     assert dry["dry_run"] is True and dry["candidates"]
     assert len(list(engram_a.iter_memories("customer-1", kind="fact"))) == 1
     done = engram_a.forget("customer-1", "Please forget that we have four vans.")
-    assert [f["content"] for f in done["forgotten"]] == ["We run a fleet of four vans."]
+    assert [f["content"] for f in done["forgotten"]] == ["We run a fleet of four vans.", "vehicle"]
     assert list(engram_a.iter_memories("customer-1", kind="fact")) == []
     assert engram_a.check_deletion("customer-1", "We run a fleet of four vans.")["deleted"] is True
     assert [d["cause"] for d in engram_a.iter_deletions(space="customer-1")] == ["customer_request"]

@@ -75,7 +75,7 @@ def test_a_forget_request_embeds_its_message_and_what_it_names_in_one_call(clien
     body = post_turn(client_a, known_space, "Please forget that we run four vans.", session_id="now")
     [(texts, query)] = embedder.calls
     assert texts[0] == "Please forget that we run four vans." and len(texts) == len(set(texts)) and not query
-    assert [d["content"] for d in body["forgotten"]] == ["We run a fleet of four vans."]
+    assert [d["content"] for d in body["forgotten"]] == ["We run a fleet of four vans.", "vehicle"]
     # What was forgotten is not handed back in the same turn.
     assert "We run a fleet of four vans." not in [m["content"] for m in body["memories"]]
 

@@ -244,7 +244,11 @@ STOP_WORD_QUESTIONS = [
         ),
     ),
     ("Číslo mé objednávky je 4411.", "Jaké je číslo objednávky?"),
-    ("Meine Bestellnummer ist 4411.", "Wie ist die Nummer der Bestellung?"),
+    pytest.param(
+        "Meine Bestellnummer ist 4411.",
+        "Wie ist die Nummer der Bestellung?",
+        marks=pytest.mark.xfail(strict=True, reason="#25 open: the German question is not routed to the order row"),
+    ),
 ]
 
 

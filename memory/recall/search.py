@@ -168,7 +168,9 @@ def recall(
     weights = settings["strategy_weights"]
     analysis = analyse_query(query)
     keys_before = set(analysis.topic_keys)
-    routed = _route_to_attribute(space, query, analysis)
+    # Only a query of stop words is routed by its attribute: a question with words of its own is matched by
+    # them, and an unrelated question must still get nothing (a whole attribute's rows would pass).
+    routed = "" if analysis.keywords or analysis.phrases else _route_to_attribute(space, query, analysis)
     routed_only = routed if routed not in keys_before else ""
     if not analysis.keywords and not analysis.phrases and not routed:
         # Only stop words ("the", "is it in?"): nothing to search for, and any nearest row is noise.
