@@ -9,7 +9,6 @@ import datetime
 
 import numpy as np
 import pytest
-from django.urls import reverse
 
 from memory.extraction import offline
 from memory.extraction.engine import Candidate, CustomerText
@@ -17,6 +16,7 @@ from memory.extraction.grounding import check_candidate, ground
 from memory.extraction.offline import OfflineExtractor, topic_of
 from memory.models import Memory
 from tenants import scope
+from tests.support.turns import say
 
 NOW = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
 
@@ -116,7 +116,6 @@ def test_a_message_is_read_in_one_batch(monkeypatch):
         return real(texts, **kwargs)
 
     monkeypatch.setattr(offline, "read", counting)
-    offline._read_cache.clear()
     extract("Mam na imię Piotr, mieszkam w Krakowie. Lucky you! We run four vans, and I live in Leeds.")
     assert len(calls) == 1 and calls[0] > 3
 
@@ -177,13 +176,6 @@ def test_a_learned_topic_the_words_are_not_about_is_dropped_by_grounding():
 
 
 # --- Through the API ------------------------------------------------------------------------------
-
-
-def say(client, space, message, session="s1"):
-    url = reverse("turn-create", args=[space.external_id]) + "?wait=true"
-    response = client.post(url, {"message": message, "session_id": session}, format="json")
-    assert response.status_code in (200, 201), response.content
-    return response.json()
 
 
 def current_and_history(space):

@@ -24,8 +24,6 @@ import dataclasses
 import datetime
 import itertools
 import re
-import threading
-from collections import OrderedDict
 from functools import lru_cache
 
 from memory.extraction import lexicon
@@ -39,7 +37,6 @@ from memory.text.analysis import (
     value_terms,
     words,
 )
-from memory.text.text_keys import text_key
 from memory.understanding.readings import ATTRIBUTES, Reading, read
 
 BASE_IMPORTANCE = {"fact": 0.5, "instruction": 0.7, "event": 0.4, "task": 0.5, "topic": 0.3}
@@ -316,35 +313,12 @@ MAX_PARTS_FOR_RUNS = 5
 MIN_PART_CHARS = 8  # grounding's shortest quote that is not a whole sentence
 MIN_PART_CHARS_CJK = 3
 _PART_BREAK = re.compile(r"\s*[,;](?=\s)\s*|\s*[，；、]\s*")
-_READ_CACHE_SIZE = 512
-_read_cache: OrderedDict[bytes, Reading] = OrderedDict()
-_read_lock = threading.Lock()
-
-
-def readings(texts: list[str]) -> list[Reading]:
-    """The learned reading of each text, in order: one batch for those not read lately in this process.
-
-    The cache is keyed by a keyed digest of the text (``memory.text.text_keys``), never the text, so the
-    grounding step's check of a learned topic costs no second embedding of the same sentence."""
-    keys = [text_key(t.strip()) for t in texts]
-    with _read_lock:
-        found = {k: _read_cache[k] for k in keys if k in _read_cache}
-    missing = list(dict.fromkeys(t.strip() for t, k in zip(texts, keys, strict=True) if k not in found))
-    if missing:
-        for text, reading in zip(missing, read(missing), strict=True):
-            found[text_key(text)] = reading
-    with _read_lock:
-        for key in keys:
-            _read_cache[key] = found[key]
-            _read_cache.move_to_end(key)
-        while len(_read_cache) > _READ_CACHE_SIZE:
-            _read_cache.popitem(last=False)
-    return [found[k] for k in keys]
 
 
 def learned_topic_holds(topic: str, text: str) -> bool:
-    """Whether ``topic`` is a learned attribute name and ``text`` reads as being about it."""
-    return topic in LABELLED_TOPICS and readings([reading_form(text)])[0].attribute == topic
+    """Whether ``topic`` is a learned attribute name and ``text`` reads as being about it (within a turn the
+    sentence's vector is the one extraction embedded: ``read`` caches it under the turn's space)."""
+    return topic in LABELLED_TOPICS and read([reading_form(text)])[0].attribute == topic
 
 
 _SENTENCE_END = ".!?…。！？\"'»”)"
@@ -488,7 +462,7 @@ class OfflineExtractor:
         for sentence in sentences:
             texts.append(sentence.text)
             texts.extend(reading_form(sentence.run_text(run)) for run in sentence.runs)
-        read_all = iter(readings(texts))
+        read_all = iter(read([t.strip() for t in texts]))
         entries: list[Candidate] = []
         for sentence in sentences:
             whole = next(read_all)

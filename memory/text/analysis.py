@@ -165,6 +165,12 @@ def languages_remembered(space_id=None):
         _languages_seen.reset(token)
 
 
+def remembered_space_key() -> str | None:
+    """The space whose turn or recall is running (``languages_remembered``), as a cache scope; None outside one."""
+    remembered = _languages_seen.get()
+    return remembered.space_key if remembered is not None else None
+
+
 def languages_remembered_in_space(function):
     """``languages_remembered`` for a function called with a ``space`` keyword (a turn, a recall)."""
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from memory.text.analysis import remembered_space_key
 from memory.understanding.features import feature_matrix
 
 WEIGHTS = Path(__file__).with_name("weights.npz")
@@ -97,10 +98,14 @@ def readings_of(features: np.ndarray) -> list[Reading]:
 
 
 def read(texts: list[str], *, cache_scope: str | None = None) -> list[Reading]:
-    """One reading per text, in order (one embedding batch for them all)."""
+    """One reading per text, in order (one embedding batch for them all).
+
+    The vectors are cached under ``cache_scope``, by default the space whose turn or recall is running
+    (``memory.text.analysis.languages_remembered``): a text read twice in one space — a message, then its
+    sentence as an entry to ground — is embedded once, and nothing is shared across spaces."""
     if not texts:
         return []
-    return readings_of(feature_matrix(list(texts), cache_scope=cache_scope))
+    return readings_of(feature_matrix(list(texts), cache_scope=cache_scope or remembered_space_key()))
 
 
 def read_one(text: str, *, cache_scope: str | None = None) -> Reading:
