@@ -59,41 +59,34 @@ def delete_memories(
     deleted: list[Deleted] = []
     message_ids = set()
     rows_to_delete: dict = {}
+
+    def audited(row: Memory, matched_distance: float | None) -> None:
+        rows_to_delete[row.pk] = row
+        record_deletion(
+            memory=row,
+            space=space,
+            cause=context.cause,
+            actor=context.actor,
+            turn_id=context.turn_id,
+            matched_distance=matched_distance,
+            limits=context.limits,
+        )
+
     for memory in memories:
         for row in history_of(memory):
             if row.pk in rows_to_delete:
                 continue
-            rows_to_delete[row.pk] = row
             if row.source_message_id:
                 message_ids.add(row.source_message_id)
-            record_deletion(
-                memory=row,
-                space=space,
-                cause=context.cause,
-                actor=context.actor,
-                turn_id=context.turn_id,
-                matched_distance=distances.get(memory.pk) if row.pk == memory.pk else None,
-                limits=context.limits,
-            )
+            audited(row, distances.get(memory.pk) if row.pk == memory.pk else None)
             if row.pk == memory.pk:
                 deleted.append(Deleted(id=row.pk, kind=row.kind, content=row.content))
     if with_topic_tags:
         for tag in _orphaned_topic_tags(space, rows_to_delete):
-            rows_to_delete[tag.pk] = tag
+            # The match that took it: the nearest of the statements it tagged.
+            tagged = [distances[m.pk] for m in memories if m.topic_digest == tag.topic_digest and m.pk in distances]
+            audited(tag, min(tagged, default=None))
             deleted.append(Deleted(id=tag.pk, kind=tag.kind, content=tag.content))
-            record_deletion(
-                memory=tag,
-                space=space,
-                cause=context.cause,
-                actor=context.actor,
-                turn_id=context.turn_id,
-                # The match that took it: the nearest of the statements it tagged.
-                matched_distance=min(
-                    (distances[m.pk] for m in memories if m.topic_digest == tag.topic_digest and m.pk in distances),
-                    default=None,
-                ),
-                limits=context.limits,
-            )
     Memory.objects.filter(pk__in=list(rows_to_delete)).delete()
     if keep_transcripts and message_ids:
         Message.objects.filter(space=space, pk__in=message_ids, role=Message.Role.CUSTOMER).delete()
