@@ -7,20 +7,13 @@ the answer names the statements. Through the API: real database, bundled embeddi
 from __future__ import annotations
 
 import pytest
-from django.urls import reverse
 
 from memory.forgetting.judge import read_intent
 from memory.models import DeletionAudit, Memory
 from tenants import scope
+from tests.support.turns import say
 
 pytestmark = pytest.mark.django_db
-
-
-def say(client, space, message, session="s"):
-    url = reverse("turn-create", args=[space.external_id]) + "?wait=true"
-    response = client.post(url, {"message": message, "session_id": session}, format="json")
-    assert response.status_code in (200, 201), response.content
-    return response.json()
 
 
 def all_rows(space):

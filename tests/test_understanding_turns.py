@@ -10,21 +10,9 @@ from django.urls import reverse
 
 from memory.models import Memory
 from tenants import scope
+from tests.support.turns import recall, say
 
 pytestmark = pytest.mark.django_db
-
-
-def say(client, space, message, session="s"):
-    url = reverse("turn-create", args=[space.external_id]) + "?wait=true"
-    response = client.post(url, {"message": message, "session_id": session}, format="json")
-    assert response.status_code in (200, 201), response.content
-    return response.json()
-
-
-def recall(client, space, query):
-    response = client.post(reverse("recall", args=[space.external_id]), {"query": query}, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
 
 
 def rows(space, *, current_only=True, kinds=None):

@@ -1,0 +1,1 @@
+"""Helpers the tests share (imported, never collected: no ``test_`` names)."""
