@@ -139,12 +139,12 @@ class MemoryWriter:
         reading says both state the same one-valued attribute of the same subject with a different value. Read
         only when the new entry is such a statement, and only its nearest neighbours (one embedding batch)."""
         scope = str(self.space.id)
-        if not neighbours or not single_valued(read_one(content, cache_scope=scope)):
+        new = read_one(content, cache_scope=scope) if neighbours else None
+        if new is None or not single_valued(new):
             return None, ""
         nearest = neighbours[:LEARNED_UPDATE_ROWS]
-        readings = read([content, *(old.content for old in nearest)], cache_scope=scope)
-        for old, reading in zip(nearest, readings[1:], strict=True):
-            if learned_update(old.content, content, reading, readings[0]):
+        for old, reading in zip(nearest, read([old.content for old in nearest], cache_scope=scope), strict=True):
+            if learned_update(old.content, content, reading, new):
                 return old, "correction" if is_correction(source) else "update"
         return None, ""
 

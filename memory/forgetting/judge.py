@@ -229,7 +229,7 @@ def _request(message: str, sentence: str, reading: Reading, rule: ForgetIntent) 
     # A request in words no list knows: the whole sentence is the target, and it may take only the rows of a
     # single-valued attribute the model reads in it — agreeing with any attribute word a list knows.
     attribute = targets.named_attribute_anywhere(sentence)
-    if learned not in targets.SINGLE_VALUED or (attribute and targets.LEARNED_ATTRIBUTE[attribute] != learned):
+    if learned not in targets.NAMED_WITHOUT_WORDS or (attribute and targets.LEARNED_ATTRIBUTE[attribute] != learned):
         learned = None
     return ForgetIntent(
         "explicit",
@@ -430,7 +430,7 @@ def _named_pool(intent: ForgetIntent, offered: list[Offered]) -> tuple[list[Offe
 
 def _names_attribute(intent: ForgetIntent) -> bool:
     """Whether the request names an attribute: by a list's word, or — the lists naming none — by the model."""
-    return bool(intent.attribute or (intent.learned_attribute in targets.SINGLE_VALUED and intent.model_only))
+    return bool(intent.attribute or (intent.learned_attribute in targets.NAMED_WITHOUT_WORDS and intent.model_only))
 
 
 def rule_bound(intent: ForgetIntent, offered: list[Offered]) -> list[Offered] | None:

@@ -27,9 +27,9 @@ from memory.text.analysis import normalise, search_tokens
 LEARNED_ATTRIBUTE = {"email": "contact", "phone": "contact", "allergy": "health", "residence": "residence",
                      "name": "name"}  # fmt: skip
 # The learned attributes a request may name when no phrase list read it (a language or a phrasing no list
-# knows): one value each, so "forget my X" means every row stating it. Others ("forget my dog") need the
-# words of the request, which only the lists cut out.
-SINGLE_VALUED = {"residence", "name", "contact"}
+# knows): "forget my X" means every row stating X. Others ("forget my dog") need the words of the request,
+# which only the lists cut out. (Not ``merge_rule.SINGLE_VALUED``: a customer may have two numbers.)
+NAMED_WITHOUT_WORDS = {"residence", "name", "contact"}
 # How sure the model must be that a stored row states an attribute before it is taken as stating it.
 ROW_ATTRIBUTE_CONFIDENCE = 0.7
 # Learned attributes whose rows are taken only when they carry one of these values (a contact rule such as

@@ -109,10 +109,10 @@ def _useful_digests(space_id, tokens: set[str]) -> list[str]:
 
 
 def _route_to_attribute(space, query: str, analysis: QueryAnalysis) -> str:
-    """A question about one of the customer's attributes ("What is his order number?", "Where does the customer
-    live?", even "name") is searched by that attribute too: the learned reading names it, and it is the topic
-    the rows stating it carry (``memory.extraction.offline``), so it joins the query's topic keys. Embedded as
-    recall embeds the query (the same cached vector), so it costs no embedding of its own."""
+    """A query of stop words that asks about one of the customer's attributes ("What is his order number?",
+    "name") is searched by that attribute: the learned reading names it, and it is the topic the rows stating
+    it carry (``memory.extraction.offline``), so it joins the query's topic keys. Embedded as recall embeds the
+    query (the same cached vector), so it costs no embedding of its own."""
     try:
         reading = read_one(query, cache_scope=str(space.id))
     except EmbeddingUnavailable:
