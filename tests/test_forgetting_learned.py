@@ -212,3 +212,23 @@ def test_a_correction_that_states_the_new_value_deletes_nothing(client_a, space_
 )
 def test_the_decision_is_the_learned_reading_within_the_vetoes(message, kind):
     assert read_intent(message).kind == kind
+
+
+# --- A restatement that negates is no denial ---------------------------------------------------------
+
+RESTATED_IN_THE_NEGATIVE = [
+    ("I am vegetarian.", "I don't eat meat at all."),
+    ("Я вегетарианец.", "Я вообще не ем мясо."),
+    ("Jsem vegetarián.", "Maso vůbec nejím."),
+    ("Ich bin Vegetarier.", "Ich esse überhaupt kein Fleisch."),
+]
+
+
+@pytest.mark.parametrize("stored, restated", RESTATED_IN_THE_NEGATIVE)
+def test_a_negative_restatement_of_a_stored_fact_deletes_nothing(client_a, space_a, stored, restated):
+    say(client_a, space_a, stored, session="one")
+    before = deletions(space_a)
+    body = say(client_a, space_a, restated, session="two")
+    assert body["forgotten"] == [], body
+    assert deletions(space_a) == before
+    assert stored in every_text(space_a)

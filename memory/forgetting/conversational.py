@@ -14,8 +14,8 @@ Code, never the model, sets how much a decision can delete:
   by the rules' words or the model's reading of the row, a value type ("phone": a number) always a bound —
   and "old" never takes the current value (``judge.select_explicit``); a request no phrase list read
   takes only the rows of a single-valued attribute it names;
-- a correction reaches a row twice as far as the floor only when they share a word or a topic, or the
-  model reads the row as about what the correction is about and of the other polarity.
+- a correction reaches a row twice as far as the floor only when they share a word or a topic (never by
+  the model's reading alone: "I don't eat meat at all" is not a denial of "I am vegetarian").
 Deletion is permanent and audited (``deletion``), with each statement's history and the topic tags only
 it carried; the caller gets what was deleted and a sentence in the customer's language that names the
 statements (never a topic tag alone).
@@ -136,8 +136,7 @@ def candidates_within_floor(
     *, space, intent: ForgetIntent, floor: float, vectors: Mapping[str, np.ndarray] | None = None
 ) -> list[Candidate]:
     """This space's memories a request may delete: within the floor, or within twice the floor when
-    they share a content word or the topic with the request, or (a correction) the model reads them as
-    about what it is about and of the other polarity (all within the margin of the best); or — for an
+    they share a content word or the topic with the request (all within the margin of the best); or — for an
     explicit "forget what you know about X" — carrying every word of X, or X's topic. Topic rows are
     never candidates: they go with the statements they tag (``deletion``). Each candidate carries the
     model's reading of its content. ``vectors``: texts already embedded for this space (``target_vectors``)."""
@@ -177,26 +176,6 @@ def candidates_within_floor(
             )
             for memory in shared:
                 keep(memory)
-    if intent.kind == "correction" and intent.learned_attribute:
-        # Or when the model reads the row as about what the correction is about, of the other polarity:
-        # "wir machen keine Möbel" and "Wir stellen Gartenmöbel her" share no word.
-        for vector in vectors:
-            near = list(
-                active.annotate(distance=CosineDistance("embedding", vector))
-                .filter(distance__lte=floor * CORROBORATED_FLOOR_FACTOR)
-                .order_by("distance")[: HARD_MAX_DELETIONS * 2]
-            )
-            readings = reader.of(near)
-            for memory in near:
-                reading = readings[memory.pk]
-                # The model's best guess of the row's attribute: the distance (twice the floor) and the
-                # margins are the bounds here, the reading only the corroboration a shared word would be.
-                if (
-                    reading.attribute == intent.learned_attribute
-                    and intent.negative is not None
-                    and reading.negative != intent.negative
-                ):
-                    keep(memory)
     if found:
         cutoff = min(f.distance for f in found.values()) + MARGIN_FROM_BEST
         found = {pk: f for pk, f in found.items() if f.distance <= cutoff}
