@@ -83,9 +83,6 @@ def test_a_mem0_side_that_cannot_start_says_why(tmp_path):
 
 
 @pytest.mark.django_db
-@pytest.mark.xfail(
-    strict=True, reason="#25 regression: the learned filter drops some statements ('I don't eat meat at all.')"
-)
 def test_every_statement_of_the_workload_is_stored_by_the_offline_pipeline(client_a, space_a):
     """Each way the workload states a fact becomes an entry (created, or merged into an earlier one), so the
     benchmark's recall@10 measures recall, not the extractor dropping sentences."""

@@ -301,8 +301,9 @@ def _looks_like_a_verb(term: str, language: str) -> bool:
 # The learned decisions, read once a message
 
 KEPT_INTENTS = ("statement", "instruction")
-# A sentence whose reading is this unsure is not kept: a missed statement can be said again, a stored
-# request ("Forget that we have four vans.", read 0.29 instruction / 0.22 forget) stays as a wrong fact.
+# A sentence is kept when a statement and an instruction together are at least this likely (``kept_score``):
+# a missed statement can be said again, a stored request ("Forget that we have four vans.") stays as a
+# wrong fact. A correction's affirmed parts need the same confidence.
 MIN_KEEP_CONFIDENCE = 0.5
 # Attributes that name no subject: the topic then comes from the statement's own nouns.
 OPEN_ATTRIBUTES = ("other", "none")
@@ -443,6 +444,12 @@ def _affirmed_parts(sentence: _Sentence, read_of: dict[tuple[int, int], Reading]
     return kept
 
 
+def kept_score(reading: Reading) -> float:
+    """How likely the sentence is one memory keeps: a statement and a standing instruction together ("I prefer
+    to be contacted by email." reads 0.49 one, the rest mostly the other)."""
+    return sum(reading.intent_scores[intent] for intent in KEPT_INTENTS)
+
+
 def kind_of(sentence: str, intent: str, language: str) -> str:
     """The kind of entry a kept sentence gives (the learned intent decided that it is kept)."""
     text = normalise(sentence)
@@ -491,12 +498,11 @@ class OfflineExtractor:
         self, sentence: _Sentence, whole: Reading, read_of: dict[tuple[int, int], Reading], message: CustomerText
     ) -> list[Candidate]:
         count = len(sentence.bounds)
-        if whole.intent_confidence < MIN_KEEP_CONFIDENCE:
-            return []
-        if whole.intent in KEPT_INTENTS:
+        kept = kept_score(whole) >= MIN_KEEP_CONFIDENCE
+        if kept:
             runs = _statements(sentence, read_of) or [(0, count - 1)]
             quote = None
-        elif whole.intent == "correction":
+        elif whole.intent == "correction" and whole.intent_confidence >= MIN_KEEP_CONFIDENCE:
             runs = _affirmed_parts(sentence, read_of)
             quote = sentence.text  # the words that name the value it corrects, for the writer
         else:
@@ -504,7 +510,7 @@ class OfflineExtractor:
         entries = []
         for run in runs:
             text = sentence.text.strip() if run == (0, count - 1) else sentence.run_text(run)
-            reading = read_of[run] if whole.intent in KEPT_INTENTS else read_of[(run[0], run[0])]  # its own words
+            reading = read_of[run] if kept else read_of[(run[0], run[0])]  # its own words
             entries.append(self.entry_of(text, sentence.language, message, reading, quote=quote))
         return entries
 
