@@ -137,7 +137,8 @@ def test_forget_dry_run_deletes_nothing_and_the_real_one_is_audited(engram_a):
     assert [f["content"] for f in done["forgotten"]] == ["We run a fleet of four vans.", "vehicle"]
     assert list(engram_a.iter_memories("customer-1", kind="fact")) == []
     assert engram_a.check_deletion("customer-1", "We run a fleet of four vans.")["deleted"] is True
-    assert [d["cause"] for d in engram_a.iter_deletions(space="customer-1")] == ["customer_request"]
+    # The statement and the topic tag that went with it, each audited (#25).
+    assert [d["cause"] for d in engram_a.iter_deletions(space="customer-1")] == ["customer_request"] * 2
 
 
 def test_export_and_import_round_trip(engram_a, tenant_a):
