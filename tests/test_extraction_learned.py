@@ -102,6 +102,17 @@ def test_a_compound_statement_splits_into_contiguous_parts_of_different_attribut
         assert check_candidate(entry, text) is None
 
 
+@pytest.mark.parametrize(
+    "text, parts",
+    [
+        ("Меня зовут Анна, и я живу в Казани.", ["Меня зовут Анна", "я живу в Казани."]),
+        ("My name is Alice Morgan, and I live in Leeds.", ["My name is Alice Morgan", "I live in Leeds."]),
+    ],
+)
+def test_a_comma_before_the_joiner_is_one_break_and_the_joiner_is_not_left_on_the_second_part(text, parts):
+    assert [c.content for c in statements(text)] == parts
+
+
 def test_parts_about_the_same_attribute_stay_one_statement():
     text = "Мой номер телефона 555-0123, почта ivan@example.com."
     assert [c.content for c in statements(text)] == [text]

@@ -354,9 +354,9 @@ def _part_bounds(text: str, language: str) -> list[tuple[int, int]]:
     if joiner is not None:
         breaks += [(m.start(), m.end()) for m in joiner.finditer(text)]
     bounds, cursor = [], 0
-    for start, end in sorted(breaks):
+    for start, end in sorted(breaks, key=lambda b: (b[0], -b[1])):  # of two breaks at one place, the longer
         if start < cursor:
-            continue  # ", and I": the comma and the joiner are one break
+            continue  # ", и я": the comma and the joiner are one break, and the joiner goes with it
         if start > cursor:
             bounds.append((cursor, start))
         cursor = end
