@@ -171,13 +171,14 @@ SETTINGS = {
         ),
         Setting("recall_limit", int, 8, 1, 50, "Most memories returned by recall.", label="Recall limit"),
         Setting(
-            "max_entries_per_turn",
+            "max_entries_per_message",
             int,
             20,
             1,
             200,
-            "Most entries one turn may write; the rest are rejected and recorded on the turn.",
-            label="Most entries one turn may write",
+            "Most entries one customer message may write (a transcript of many messages keeps what each one "
+            "gave); the rest are listed on the turn as rejected, over the limit.",
+            label="Most entries one customer message may write",
         ),
         Setting(
             "hybrid",
@@ -327,12 +328,27 @@ SETTINGS = {
 }
 
 
+# Settings renamed since they were first published: the old name is still read and accepted, as the new one
+# (docs/api.md says why each was renamed).
+RENAMED = {"max_entries_per_turn": "max_entries_per_message"}
+
+
+def current_names(layer: dict) -> dict:
+    """A settings layer with any old name read as its new one (a value under the new name wins).
+
+    >>> current_names({"max_entries_per_turn": 5})
+    {'max_entries_per_message': 5}
+    """
+    renamed = {RENAMED.get(name, name): value for name, value in layer.items() if name in RENAMED}
+    return {**renamed, **{name: value for name, value in layer.items() if name not in RENAMED}}
+
+
 def clean_overrides(overrides) -> dict:
     """Validate a partial settings object; a bad value is a ValidationError naming the field."""
     if not isinstance(overrides, dict):
         raise ValidationError({"settings": ["Must be an object."]})
     cleaned = {}
-    for name, value in overrides.items():
+    for name, value in current_names(overrides).items():
         setting = SETTINGS.get(name)
         if setting is None:
             raise ValidationError({name: [f"Unknown setting; known settings: {', '.join(SETTINGS)}."]})
@@ -379,7 +395,7 @@ def merge_layers(*layers: dict) -> dict:
     """
     merged = defaults()
     for layer in layers:
-        for name, value in (layer or {}).items():
+        for name, value in current_names(layer or {}).items():
             if name in SETTINGS and SETTINGS[name].keys:
                 merged[name] = {**merged[name], **value}
             elif name in merged:

@@ -78,16 +78,16 @@ def test_crafted_entries_cannot_supersede_the_customers_true_memories(client_a, 
     assert sorted(stored(space_a)) == before
 
 
-def test_a_flood_of_entries_is_capped_per_turn_and_the_rest_recorded(client_a, space_a, hostile):
+def test_a_flood_of_entries_is_capped_per_message_and_the_rest_recorded(client_a, space_a, hostile):
     with scope.tenant_scope(space_a.tenant_id, space_a):
-        space_a.settings = {"max_entries_per_turn": 3}
+        space_a.settings = {"max_entries_per_message": 3}
         space_a.save(update_fields=["settings"])
     hostile.modes["memory_entries"] = "flood"
     sentences = [f"Our depot number {n} is in a different town called Town{chr(65 + n)}." for n in range(6)]
     body = turn(client_a, space_a, " ".join(sentences))
     assert body["status"] == "done"
     assert len(stored(space_a)) <= 3
-    assert any("over the limit of 3 entries per turn" in r["reason"] for r in body["rejected"])
+    assert any("over the limit of 3 entries per message" in r["reason"] for r in body["rejected"])
     assert all(said_by_customer(c, " ".join(sentences)) for c in stored(space_a))
 
 

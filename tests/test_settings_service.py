@@ -128,6 +128,20 @@ def test_a_bad_value_among_good_ones_is_a_400_and_changes_nothing(client_a, spac
 
 
 @pytest.mark.django_db
+def test_a_renamed_setting_is_still_accepted_and_read_under_its_old_name(client_a, space_a):
+    """max_entries_per_turn became max_entries_per_message (docs/api.md): a client sending the old name and a
+    space that stored it both keep their limit."""
+    assert patch(client_a, space_a, {"max_entries_per_turn": 4}).status_code == 200
+    assert stored(space_a) == {"max_entries_per_message": 4}
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        space = Space.objects.select_related("tenant").get(pk=space_a.pk)
+        space.settings = {"max_entries_per_turn": 5}
+        assert effective_settings(space)["max_entries_per_message"] == 5
+        space.settings = {"max_entries_per_turn": 5, "max_entries_per_message": 6}
+        assert effective_settings(space)["max_entries_per_message"] == 6
+
+
+@pytest.mark.django_db
 def test_the_service_refuses_a_space_object_claiming_another_tenant(tenant_a, tenant_b, space_b):
     forged = Space(pk=space_b.pk, tenant_id=tenant_a.pk, tenant=tenant_a, settings={})
     with scope.tenant_scope(tenant_a), pytest.raises(Space.DoesNotExist):

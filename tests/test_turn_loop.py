@@ -267,6 +267,29 @@ def test_a_transcript_is_ingested_idempotently_and_agent_lines_are_never_mined(c
     assert "furniture" not in str(active_memories(space_a))
 
 
+def test_a_long_transcript_keeps_every_entry_each_message_gave_and_lists_what_is_over_the_limit(client_a, space_a):
+    """The bound is per customer message: a transcript of 30 messages keeps all 30 statements (a bound per
+    turn once kept 20 and dropped the rest); one message over the bound lists what it held back."""
+    url = reverse("transcript-ingest", args=[space_a.external_id]) + "?wait=true"
+    towns = ["Brno", "Olomouc", "Zlín", "Jihlava", "Opava", "Kladno", "Most", "Cheb", "Tábor", "Písek"]
+    statements = [f"Our depot number {n} is in {towns[n % 10]} and has {n + 2} vans." for n in range(30)]
+    transcript = {"messages": [{"role": "customer", "content": s} for s in statements]}
+    body = client_a.post(url, transcript, format="json").json()
+    assert body["status"] == "done", body
+    assert not [r for r in body["rejected"] if "over the limit" in r["reason"]], body["rejected"]
+    facts = {m["content"] for m in body["created"] if m["kind"] == "fact"}
+    assert facts == set(statements)
+
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        space_a.settings = {"max_entries_per_message": 2}
+        space_a.save(update_fields=["settings"])
+    crowded = "I live in Graz. My daughter is called Mia. We have a grey cat."
+    body = client_a.post(url, {"messages": [{"role": "customer", "content": crowded}]}, format="json").json()
+    assert len([m for m in body["created"] if m["kind"] != "topic"]) <= 2
+    over = [r for r in body["rejected"] if r["reason"] == "over the limit of 2 entries per message"]
+    assert over, body["rejected"]
+
+
 def test_a_transcript_with_an_unknown_role_is_a_400(client_a, space_a):
     url = reverse("transcript-ingest", args=[space_a.external_id])
     response = client_a.post(url, {"messages": [{"role": "narrator", "content": "x"}]}, format="json")

@@ -106,14 +106,13 @@ def _sentences_of(space_id, sentences: list[str], vector_of: Mapping[str, np.nda
 
 
 def cap_entries(grounded_per_message: list[list[Grounded]], limit: int) -> tuple[list[list[Grounded]], list[Rejected]]:
-    """At most ``limit`` entries a turn, in the order the extractor gave them: one message cannot flood a
-    space (a model once answered one sentence with 200 entries)."""
-    kept, over, count = [], [], 0
+    """At most ``limit`` entries a customer message, in the order the extractor gave them: one message cannot
+    flood a space (a model once answered one sentence with 200 entries), and a transcript of many messages
+    keeps what each of them gave. What is over the limit is listed on the turn, never dropped silently."""
+    kept, over = [], []
     for grounded in grounded_per_message:
-        room = max(0, limit - count)
-        kept.append(grounded[:room])
-        over += [Rejected(g.candidate, f"over the limit of {limit} entries per turn") for g in grounded[room:]]
-        count += len(grounded[:room])
+        kept.append(grounded[:limit])
+        over += [Rejected(g.candidate, f"over the limit of {limit} entries per message") for g in grounded[limit:]]
     return kept, over
 
 
@@ -143,7 +142,7 @@ def process_turn(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = No
     # A forget request is never mined: it must not re-create what it just deleted.
     to_mine = [] if turn.forget_handled else [m for m in messages if m.content]
     analyses, grounded_per_message, rejected = analyse(to_mine, {**stored_vectors(to_mine), **(known_vectors or {})})
-    grounded_per_message, over_limit = cap_entries(grounded_per_message, space_settings["max_entries_per_turn"])
+    grounded_per_message, over_limit = cap_entries(grounded_per_message, space_settings["max_entries_per_message"])
     rejected += over_limit
     outcome = WriteOutcome()
     for analysis, grounded in zip(analyses, grounded_per_message, strict=True):
