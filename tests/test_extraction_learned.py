@@ -59,6 +59,20 @@ def test_a_question_without_a_question_mark_gives_nothing(text):
     assert extract(text) == []
 
 
+@pytest.mark.parametrize(
+    "text, kept",
+    [
+        ("I had a wooden train. What was your favourite toy as a kid?", "I had a wooden train."),
+        ("I play the cello. Do you still play the violin every week?", "I play the cello."),
+        ("We went to Crete in May. The kids loved the beach, did yours?", "We went to Crete in May."),
+    ],
+)
+def test_a_question_is_never_stored_however_its_words_read(text, kept):
+    """A question mark ends a question in every script: it gives nothing, even where the model reads it as a
+    statement about the speaker (each question here reads over 0.5 kept on its own)."""
+    assert [c.content for c in statements(text)] == [kept]
+
+
 @pytest.mark.parametrize("text", ["Forget that we have four vans.", "Please delete my phone number, I changed it."])
 def test_a_forget_request_is_never_mined(text):
     assert extract(text) == []

@@ -87,7 +87,7 @@ def test_a_topic_key_in_the_query_matches_exactly(client_a, space_a):
     tell(client_a, space_a, "Our renewal is in May.", "We run a fleet of four vans.")
     body = recall(client_a, space_a, "plan", kinds=["topic"])
     assert contents(body) == ["plan"]  # a topic names the attribute a statement is about (#25)
-    assert body["memories"][0]["score"]["ranks"]["topic"] == 1
+    assert body["memories"][0]["score"]["ranks"]["topic"] == 1, body
 
 
 def test_superseded_rows_never_come_back(client_a, space_a):
@@ -207,7 +207,7 @@ def test_the_model_proposes_extra_search_phrases(client_a, space_a, openai_engin
     ]
     body = recall(client_a, space_a, "Сколько машин в автопарке?")
     assert contents(body)[0] == "We run a fleet of four vans."
-    assert body["memories"][0]["score"]["ranks"]["topic"] == 1
+    assert body["memories"][0]["score"]["ranks"]["topic"] == 1, body
 
 
 def test_kept_transcripts_are_searched_as_messages(client_a, space_a):

@@ -547,7 +547,9 @@ def _trimmed_to_span(candidate: Candidate, span: Span) -> Candidate:
     the span says nothing about time."""
     topic = candidate.topic
     if topic and support_problem(topic, span, statement=False) is not None:
-        topic = topic if learned_topic_holds(topic, candidate.content) else ""
+        # A topic row's content is the label itself: the statement it quotes is what is about it.
+        said = candidate.quote if _is_learned_topic_row(candidate) else candidate.content
+        topic = topic if learned_topic_holds(topic, said) else ""
     keywords = [k for k in candidate.keywords if support_problem(k, span, statement=False) is None]
     event_at = candidate.event_at
     if event_at is not None and not (span.times or _mentions_time(span.text, span.language)):

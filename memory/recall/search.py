@@ -32,7 +32,7 @@ from memory.text.analysis import languages_remembered_in_space
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.embeddings import EmbeddingUnavailable
 from memory.text.vectors import embed_for_space
-from memory.understanding.readings import read_one
+from memory.understanding.readings import ATTRIBUTES, read_one
 from tenants.space_settings import effective_settings
 
 RRF_K = 60
@@ -112,7 +112,13 @@ def _route_to_attribute(space, query: str, analysis: QueryAnalysis) -> str:
     """A query of stop words that asks about one of the customer's attributes ("What is his order number?",
     "name") is searched by that attribute: the learned reading names it, and it is the topic the rows stating
     it carry (``memory.extraction.offline``), so it joins the query's topic keys. Embedded as recall embeds the
-    query (the same cached vector), so it costs no embedding of its own."""
+    query (the same cached vector), so it costs no embedding of its own. A query that is an attribute's
+    own name ("name", "plan": the topics' vocabulary, as a caller reads them in recall's answers) is that
+    attribute without a reading: one word alone reads as small talk."""
+    named = query.strip().lower()
+    if named in ATTRIBUTES and named not in ("other", "none"):
+        analysis.topic_keys.add(named)
+        return named
     try:
         reading = read_one(query, cache_scope=str(space.id))
     except EmbeddingUnavailable:

@@ -18,6 +18,11 @@ SURFACE_FEATURES = ("question_mark", "opens_with_inverted_mark", "exclamation", 
                     "length")  # fmt: skip
 
 
+def ends_as_question(text: str) -> bool:
+    """Whether the text ends as a question does in every script ("?", "？"), closing quotes aside."""
+    return bool(_QUESTION_END.search(text.strip()))
+
+
 def surface(text: str) -> list[float]:
     """The script-independent marks of one sentence.
 

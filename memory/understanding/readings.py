@@ -1,8 +1,10 @@
 """``read(texts)``: each sentence's intent, attribute and polarity, with the model's confidence.
 
-Three softmax heads over the same features (``features.feature_matrix``); the weights are plain
-arrays in ``weights.npz``, written by ``eval/train_understanding.py`` with the labels and the split
-they were scored on, so inference needs numpy alone.
+Three softmax heads over the same features (``features.feature_matrix``): standardised, compared with a
+fixed sample of training sentences by a Gaussian kernel (a Nyström approximation of a kernel machine: the
+linear heads over the raw embedding confused a negated statement with a correction and a reminder with a
+question on languages never trained on), then linear. The weights are plain arrays in ``weights.npz``,
+written by ``python -m eval.understanding train`` with the labels, so inference needs numpy alone.
 """
 
 from __future__ import annotations
@@ -49,14 +51,25 @@ class Reading:
 class Heads:
     mean: np.ndarray
     scale: np.ndarray
-    weights: dict[str, np.ndarray]
+    centers: np.ndarray  # standardised training sentences the kernel compares with
+    gamma: float
+    weights: dict[str, np.ndarray]  # per head: labels × centers (the Nyström normalisation folded in)
     biases: dict[str, np.ndarray]
 
-    def probabilities(self, features: np.ndarray) -> dict[str, np.ndarray]:
+    def kernel(self, features: np.ndarray) -> np.ndarray:
         standardised = (features - self.mean) / self.scale
+        squared = (
+            (standardised**2).sum(axis=1, keepdims=True)
+            + (self.centers**2).sum(axis=1)[None, :]
+            - 2.0 * standardised @ self.centers.T
+        )
+        return np.exp(-self.gamma * np.maximum(squared, 0.0))
+
+    def probabilities(self, features: np.ndarray) -> dict[str, np.ndarray]:
+        kernel = self.kernel(features)
         out = {}
         for head in HEADS:
-            logits = standardised @ self.weights[head].T + self.biases[head]
+            logits = kernel @ self.weights[head].T + self.biases[head]
             logits -= logits.max(axis=1, keepdims=True)
             exp = np.exp(logits)
             out[head] = exp / exp.sum(axis=1, keepdims=True)
@@ -73,6 +86,8 @@ def heads() -> Heads:
         return Heads(
             mean=data["mean"].astype(np.float32),
             scale=data["scale"].astype(np.float32),
+            centers=data["centers"].astype(np.float32),
+            gamma=float(data["gamma"]),
             weights={h: data[f"{h}_weights"].astype(np.float32) for h in HEADS},
             biases={h: data[f"{h}_bias"].astype(np.float32) for h in HEADS},
         )
