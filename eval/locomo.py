@@ -30,9 +30,14 @@ SAMPLE_SEED = 25
 # The same script at the revision before the learned decisions (#25), for the "before" beside today's figures.
 BEFORE = "revision 186db5b (phrase lists): 1,438 current rows, evidence reached 96.1 % (199 of 207)"
 # A sample of 120 current rows (``--sample``, seed 25) of each revision, labelled by hand on 2026-12-01: rows that
-# state nothing about the speaker (reactions, compliments, remarks about the other, advice, unresolvable subject).
+# state nothing about the speaker (reactions, compliments, remarks about the other, advice, vague self-talk,
+# fragments and unresolvable subjects, questions). The second labelling was blind: another hand labelled the two
+# samples shuffled together without knowing which row came from which revision.
 JUNK_LABELLED = (
-    "junk in a hand-labelled sample of 120 current rows: 78 (65 %) at 186db5b, 39 (32.5 %) after #25's first step"
+    "junk in a hand-labelled sample of 120 current rows: 78 (65 %) at 186db5b, 39 (32.5 %) after #25's first step. "
+    "Labelled again blind by a second, stricter hand, the first step's sample and e22302e's (the kernel heads, twice "
+    "the training data): 50 (41.7 %) and 32 (26.7 %) — conv-26 36.5 % (its speakers write mostly feelings), "
+    "conv-30 14.3 %"
 )
 
 
@@ -171,7 +176,7 @@ def report_lines(per_speaker: dict, elapsed: float, revision: str, machine: str)
         "",
         f"Before, {BEFORE}.",
         "",
-        f"{JUNK_LABELLED.capitalize()} (±5 points: some rows could go either way).",
+        f"{JUNK_LABELLED[0].upper()}{JUNK_LABELLED[1:]} (±5 points: some rows could go either way).",
         "",
         f"Current rows the learned reading itself calls small talk: {junk} of {rows}"
         + (f" ({100 * junk / rows:.1f} %)." if rows else "."),
