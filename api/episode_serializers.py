@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from api.memory_serializers import StrictTextField
 from memory.models import Episode
+from tenants.input_rules import AGENT_PATTERN
 
 AGENT_FIELD = dict(max_length=100, required=False, allow_blank=True, default="")
 
@@ -41,7 +42,7 @@ class EpisodeInput(DuplicateChoiceInput):
     output = StrictTextField(allow_blank=True, max_length=100_000)
     outcome = StrictTextField(allow_blank=True, max_length=2_000)
     feedback = FeedbackInput(required=False)
-    agent = serializers.RegexField(r"^[A-Za-z0-9 ._:@-]{1,100}$", **AGENT_FIELD)
+    agent = serializers.RegexField(AGENT_PATTERN, **AGENT_FIELD)
 
 
 class EpisodeUpdateInput(serializers.Serializer):
@@ -56,7 +57,7 @@ class EpisodeUpdateInput(serializers.Serializer):
 
 class EpisodeRecallInput(serializers.Serializer):
     inputs = InputsField()
-    agent = serializers.RegexField(r"^[A-Za-z0-9 ._:@-]{1,100}$", **AGENT_FIELD)
+    agent = serializers.RegexField(AGENT_PATTERN, **AGENT_FIELD)
     limit = serializers.IntegerField(min_value=1, max_value=20, required=False)
 
 
@@ -64,12 +65,12 @@ class ResolveInput(DuplicateChoiceInput):
     input = StrictTextField(max_length=200_000)
     resolution_comment = StrictTextField(max_length=20_000)
     outcome = StrictTextField(max_length=2_000)
-    agent = serializers.RegexField(r"^[A-Za-z0-9 ._:@-]{1,100}$", **AGENT_FIELD)
+    agent = serializers.RegexField(AGENT_PATTERN, **AGENT_FIELD)
 
 
 class EscalationMatchInput(serializers.Serializer):
     input = StrictTextField(max_length=200_000)
-    agent = serializers.RegexField(r"^[A-Za-z0-9 ._:@-]{1,100}$", **AGENT_FIELD)
+    agent = serializers.RegexField(AGENT_PATTERN, **AGENT_FIELD)
 
 
 class FeedbackOutput(serializers.Serializer):

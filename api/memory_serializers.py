@@ -2,6 +2,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memory import provenance
+from memory.dedup import edits
 from memory.models import Memory, Message
 from tenants.models import EXTERNAL_ID_PATTERN
 
@@ -17,7 +18,7 @@ class StrictTextField(serializers.CharField):
 
 class TurnInput(serializers.Serializer):
     message = StrictTextField(trim_whitespace=False, allow_blank=True)
-    session_id = serializers.RegexField(r"^[A-Za-z0-9._:@-]{1,128}$", required=False)
+    session_id = serializers.RegexField(EXTERNAL_ID_PATTERN, required=False)
     message_id = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     channel = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     at = serializers.DateTimeField(required=False)
@@ -33,7 +34,7 @@ class TranscriptMessageInput(serializers.Serializer):
 
 
 class IngestInput(serializers.Serializer):
-    session_id = serializers.RegexField(r"^[A-Za-z0-9._:@-]{1,128}$", required=False)
+    session_id = serializers.RegexField(EXTERNAL_ID_PATTERN, required=False)
     messages = TranscriptMessageInput(many=True, allow_empty=False)
     create_space = serializers.BooleanField(required=False, default=False)
 
@@ -159,8 +160,8 @@ class TurnOutput(serializers.Serializer):
 
 
 class MemoryUpdateInput(serializers.Serializer):
-    content = serializers.CharField(required=False, max_length=4000)
-    topic = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    content = serializers.CharField(required=False, max_length=edits.MAX_CONTENT_CHARS)
+    topic = serializers.CharField(required=False, allow_blank=True, max_length=edits.MAX_TOPIC_CHARS)
     importance = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
 
 

@@ -1,12 +1,20 @@
-"""JSON request parsing that turns hostile nesting into a 400 instead of a RecursionError (500)."""
+"""JSON request parsing that turns hostile input into a 400: nesting deep enough to raise a RecursionError, and
+text PostgreSQL cannot store (a lone surrogate, a NUL) anywhere in the body — a key, a nested value — which
+would otherwise fail at the first write, as a 500, after part of the request had run."""
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
+
+from tenants.input_rules import unstorable_text
 
 
 class SafeJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
         try:
-            return super().parse(stream, media_type, parser_context)
+            data = super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError("JSON nested too deeply.") from None
+        problem = unstorable_text(data)
+        if problem:
+            raise ParseError(f"Text must be valid Unicode without NUL characters: {problem}.")
+        return data

@@ -28,9 +28,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from tenants import scope
+from tenants.input_rules import AGENT_PATTERN, unstorable_text
 from tenants.models import ApiKey, Tenant
 
-KEY_PATTERN = re.compile(r"^eng_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$")
+NAME_MAX_CHARS = 100  # ApiKey.name
+KEY_PATTERN = re.compile(r"\Aeng_([a-z0-9]{12})_([A-Za-z0-9_-]{43})\Z")
 LAST_USED_RESOLUTION = datetime.timedelta(minutes=1)
 VALID_SCOPES = {choice.value for choice in ApiKey.Scope}
 KNOWN_KEYS_MAX_ENTRIES = 4096
@@ -52,6 +54,10 @@ def issue_api_key(*, tenant: Tenant, name: str, scopes: list[str], agent: str = 
     unknown = set(scopes) - VALID_SCOPES
     if not scopes or unknown:
         raise ValidationError({"scopes": [f"Choose from {sorted(VALID_SCOPES)}; unknown: {sorted(unknown)}."]})
+    if agent and not re.match(AGENT_PATTERN, agent):
+        raise ValidationError({"agent": ["Use 1 to 100 characters from A-Z, a-z, 0-9, space and . _ : @ -"]})
+    if len(name) > NAME_MAX_CHARS or unstorable_text(name):
+        raise ValidationError({"name": [f"Use at most {NAME_MAX_CHARS} characters of valid Unicode text."]})
     prefix = secrets.token_hex(6)
     full_key = f"eng_{prefix}_{secrets.token_urlsafe(32)}"
     with scope.tenant_scope(tenant):

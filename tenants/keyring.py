@@ -31,7 +31,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 
-KEY_ID_PATTERN = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+from tenants import input_rules
+
+KEY_ID_PATTERN = re.compile(input_rules.KEY_ID_PATTERN)
 
 
 class UnknownKeyId(ImproperlyConfigured):

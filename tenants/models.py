@@ -13,12 +13,9 @@ from django.contrib.postgres.fields import ArrayField
 from django.core.validators import RegexValidator
 from django.db import models
 
-EXTERNAL_ID_PATTERN = r"^[A-Za-z0-9._:@-]{1,128}$"
-external_id_validator = RegexValidator(
-    EXTERNAL_ID_PATTERN,
-    message="Use 1 to 128 characters from A-Z, a-z, 0-9 and . _ : @ -",
-    code="invalid_external_id",
-)
+from tenants.input_rules import EXTERNAL_ID_PATTERN, ID_MESSAGE
+
+external_id_validator = RegexValidator(EXTERNAL_ID_PATTERN, message=ID_MESSAGE, code="invalid_external_id")
 
 
 class Tenant(models.Model):

@@ -17,6 +17,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from tenants import input_rules
+
 STRATEGIES = ("vector", "keyword", "topic", "messages")
 
 
@@ -73,8 +75,8 @@ def _clean_weights(name: str, value) -> dict:
     return cleaned
 
 
-ARGUMENT_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-AGENT_PATTERN = re.compile(r"^[A-Za-z0-9 ._:@-]{1,100}$")
+ARGUMENT_PATTERN = re.compile(input_rules.ARGUMENT_PATTERN)
+AGENT_PATTERN = re.compile(input_rules.AGENT_PATTERN)
 MAX_ARGUMENTS = 20
 
 

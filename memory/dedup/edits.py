@@ -13,6 +13,7 @@ from memory.extraction.engine import Candidate
 from memory.models import Memory
 from memory.text.digests import topic_digest
 from memory.text.vectors import embed_for_space
+from tenants.input_rules import unstorable_text
 
 
 def memories_of(space, *, kind: str | None = None, topic: str | None = None, include_superseded: bool = False):
@@ -83,12 +84,25 @@ def restore_memory(*, memory: Memory) -> Memory:
     return memory
 
 
+MAX_CONTENT_CHARS = 4000
+MAX_TOPIC_CHARS = 200
+
+
 @transaction.atomic
 def edit_memory(*, memory: Memory, content: str | None = None, topic: str | None = None, importance=None) -> Memory:
     """An operator's edit, under the space's write lock; a changed wording or topic keeps the earlier
     version as a history row (reason ``edited``), as a merge does."""
     if content is not None and not content.strip():
         raise ValidationError({"content": ["Must be non-empty text."]})
+    # The same bounds whichever way the edit comes in (the API's serializer states them too, for its schema).
+    if content is not None and len(content.strip()) > MAX_CONTENT_CHARS:
+        raise ValidationError({"content": [f"Ensure this field has no more than {MAX_CONTENT_CHARS} characters."]})
+    if topic is not None and len(topic.strip()) > MAX_TOPIC_CHARS:
+        raise ValidationError({"topic": [f"Ensure this field has no more than {MAX_TOPIC_CHARS} characters."]})
+    for field, text in (("content", content), ("topic", topic)):
+        problem = unstorable_text(text or "", field)
+        if problem:
+            raise ValidationError({field: [f"Text must be valid Unicode without NUL characters: {problem}."]})
     new_content = content.strip() if content is not None else None
     # Embedded before the lock: a writer of this space never waits on a model call.
     vector = embed_for_space(memory.space_id, [new_content])[0] if new_content is not None else None
