@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from api.authentication import ApiKeyAuthentication, ConsoleSessionAuthentication
 from api.memory_serializers import DeletionCheckInput, DeletionOutput
+from core.spreadsheet_cells import safe_row
 from memory.forgetting import audit
 from memory.models import DeletionAudit
 from tenants.models import Membership
@@ -39,7 +40,7 @@ class CsvRenderer(BaseRenderer):
         writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow(row)
+            writer.writerow(safe_row(row))
         return out.getvalue().encode()
 
 

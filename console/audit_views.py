@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from console.access import AUDIT_ROLES, console_view, may_see_distances
 from console.form_input import BadInput, bad_request, error_status, parse_filter_time
+from core.spreadsheet_cells import safe_row
 from memory.forgetting import audit
 from memory.models import DeletionAudit
 
@@ -102,7 +103,7 @@ def deletions_csv(request):
         row = _row(record, show_distances)
         row["occurred_at"] = record.occurred_at.isoformat(timespec="seconds")
         row["matched_distance"] = "" if row["matched_distance"] is None else f"{row['matched_distance']:.4f}"
-        writer.writerow(row)
+        writer.writerow(safe_row(row))
     return response
 
 

@@ -112,3 +112,27 @@ def test_a_console_memory_edit_is_held_to_the_apis_length(client, client_a, tena
     assert api.status_code == 400
     with scope.tenant_scope(tenant_a, space_a):
         assert Memory.objects.get(pk=memory.pk).content == "We run four vans."
+
+
+# --- CSV cells a spreadsheet will not run ------------------------------------------------------------
+
+
+def test_deletion_audit_csv_cells_that_look_like_formulas_are_neutralised(client, client_a, tenant_a):
+    """A space id may start with '-' or '@' (both are id characters): in the audit's CSV, from the API and the
+    console, such a cell starts with a quote so a spreadsheet shows it as text instead of running it."""
+    import csv
+    import io
+
+    from tests.conftest import make_space
+    from tests.support.turns import say
+
+    for external_id in ("@SUM-1", "-2-3"):
+        space = make_space(tenant_a, external_id)
+        say(client_a, space, "We have four vans.", session="a")
+        say(client_a, space, "Forget that we have four vans.", session="b")
+    exported = client_a.get("/api/v1/deletions", {"format": "csv"}).content.decode()
+    console_login(client, tenant_a)
+    console = client.get("/console/deletions/export.csv").content.decode()
+    for text in (exported, console):
+        spaces = {row["space"] for row in csv.DictReader(io.StringIO(text))}
+        assert spaces == {"'@SUM-1", "'-2-3"}, text
