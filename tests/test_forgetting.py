@@ -357,3 +357,38 @@ def test_the_recorded_reply_renders_the_same_sentence_with_ids_for_the_text(lang
     assert confirmation_on_record(record) == expected and "secret" not in expected
     nothing = {"language": language, "template": "nothing", "memory_ids": [], "more_matched": 0}
     assert confirmation_on_record(nothing) == confirmation_for(language, [], 0, explicit=True)
+
+
+@pytest.mark.parametrize("keep_transcripts", [True, False])
+def test_a_replayed_message_whose_memory_was_forgotten_gets_its_turn_and_brings_nothing_back(
+    client_a, space_a, keep_transcripts
+):
+    """A client that retries with the same message_id after the customer had it forgotten gets the original turn
+    (once a 500: the turn's source was unique and the message row was gone), and the text is not stored again."""
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        space_a.settings = {"keep_transcripts": keep_transcripts}
+        space_a.save(update_fields=["settings"])
+    url = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
+    body = {"message": "My PIN is 4821.", "session_id": "chat-1", "message_id": "m-1"}
+    first = client_a.post(url, body, format="json")
+    assert first.status_code == 201, first.content
+    say(client_a, space_a, "Please forget my PIN.", session="chat-2")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        assert not Memory.objects.filter(content__contains="4821").exists()
+    again = client_a.post(url, body, format="json")
+    assert again.status_code == 200, again.content
+    assert again.json()["turn_id"] == first.json()["turn_id"]
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        assert not Memory.objects.filter(content__contains="4821").exists()
+        assert not [m for m in Message.objects.all() if m.content and "4821" in m.content]
+    ingest = reverse("transcript-ingest", args=[space_a.external_id]) + "?wait=true"
+    transcript = {
+        "session_id": "chat-3",
+        "messages": [{"role": "customer", "content": "My badge is B-7731.", "id": "t-1"}],
+    }
+    first_ingest = client_a.post(ingest, transcript, format="json").json()
+    say(client_a, space_a, "Please forget my badge number.", session="chat-4")
+    replayed = client_a.post(ingest, transcript, format="json")
+    assert replayed.status_code == 200 and replayed.json()["turn_id"] == first_ingest["turn_id"]
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        assert not [m for m in Message.objects.all() if m.content and "B-7731" in m.content]

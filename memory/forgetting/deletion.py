@@ -89,7 +89,11 @@ def delete_memories(
             deleted.append(Deleted(id=tag.pk, kind=tag.kind, content=tag.content))
     Memory.objects.filter(pk__in=list(rows_to_delete)).delete()
     if keep_transcripts and message_ids:
-        Message.objects.filter(space=space, pk__in=message_ids, role=Message.Role.CUSTOMER).delete()
+        # The text goes; the row stays, as it does when transcripts are not kept: a client that replays the
+        # message (same message_id) is answered with its turn instead of storing the forgotten words again.
+        Message.objects.filter(space=space, pk__in=message_ids, role=Message.Role.CUSTOMER).update(
+            **Message.TEXT_DROPPED
+        )
     return deleted
 
 

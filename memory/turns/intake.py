@@ -80,14 +80,18 @@ def session_for(space, *, session_id: str | None, first_message: str, channel: s
     return session
 
 
-def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[Message, bool]:
-    key = message_digest(
+def _message_key(space, session: Session, incoming: IncomingMessage) -> str:
+    return message_digest(
         space.id,
         session_external_id=session.external_id,
         role=incoming.role,
         content=incoming.content,
         message_id=incoming.message_id,
     )
+
+
+def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[Message, bool]:
+    key = _message_key(space, session, incoming)
     existing = Message.objects.filter(space=space, digest=key).first()
     if existing is not None:
         return existing, False
@@ -145,6 +149,8 @@ def _receive_turn(space, incoming: IncomingMessage, *, session_id, channel: str)
     )
     stored, is_new = _store_message(space, session, incoming)
     if not is_new:
+        # A replay, also of a message forgotten since: forgetting drops its text and keeps the row, so the
+        # replay is found here and answered with its turn, and nothing it said is stored again.
         turn = Turn.objects.filter(space=space, source_digest=stored.digest).first()
         if turn is not None:
             return TurnReceipt(turn=turn, session=stored.session, is_new=False)
@@ -171,15 +177,16 @@ def receive_transcript(*, space, messages: list[IncomingMessage], session_id: st
     session = session_for(
         space, session_id=session_id, first_message=messages[0].content, channel="", started_at=first_at
     )
-    stored = []
-    for index, incoming in enumerate(messages):
-        # Messages without a time keep their order: a microsecond apart after the first.
-        sent_at = incoming.sent_at or first_at + datetime.timedelta(microseconds=index)
-        stored.append(_store_message(space, session, dataclasses.replace(incoming, sent_at=sent_at))[0])
-    source = digest(space.id, "transcript", *[m.digest for m in stored])
+    # Messages without a time keep their order: a microsecond apart after the first.
+    timed = [
+        dataclasses.replace(incoming, sent_at=incoming.sent_at or first_at + datetime.timedelta(microseconds=index))
+        for index, incoming in enumerate(messages)
+    ]
+    source = digest(space.id, "transcript", *[_message_key(space, session, m) for m in timed])
     turn = Turn.objects.filter(space=space, source_digest=source).first()
     if turn is not None:
-        return TurnReceipt(turn=turn, session=session, is_new=False)
+        return TurnReceipt(turn=turn, session=session, is_new=False)  # a replay: nothing stored again
+    stored = [_store_message(space, session, incoming)[0] for incoming in timed]
     turn = Turn.objects.create(
         tenant_id=space.tenant_id,
         space=space,
