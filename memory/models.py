@@ -129,6 +129,9 @@ class Memory(SpaceOwned, Timestamped):
     mention_count = models.PositiveIntegerField(default=1)
     source_session = models.ForeignKey(Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     source_message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # The messages of the earlier mentions a merge folded into this row (source_message is the latest):
+    # forgetting the row drops their text too, so no transcript line of a restated fact is left behind.
+    earlier_source_message_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     superseded_by = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
     )

@@ -374,12 +374,12 @@ def test_a_replayed_message_whose_memory_was_forgotten_gets_its_turn_and_brings_
     assert first.status_code == 201, first.content
     say(client_a, space_a, "Please forget my PIN.", session="chat-2")
     with scope.tenant_scope(space_a.tenant_id, space_a):
-        assert not Memory.objects.filter(content__contains="4821").exists()
+        assert not [m for m in Memory.objects.all() if "4821" in m.content]
     again = client_a.post(url, body, format="json")
     assert again.status_code == 200, again.content
     assert again.json()["turn_id"] == first.json()["turn_id"]
     with scope.tenant_scope(space_a.tenant_id, space_a):
-        assert not Memory.objects.filter(content__contains="4821").exists()
+        assert not [m for m in Memory.objects.all() if "4821" in m.content]
         assert not [m for m in Message.objects.all() if m.content and "4821" in m.content]
     ingest = reverse("transcript-ingest", args=[space_a.external_id]) + "?wait=true"
     transcript = {
@@ -392,3 +392,20 @@ def test_a_replayed_message_whose_memory_was_forgotten_gets_its_turn_and_brings_
     assert replayed.status_code == 200 and replayed.json()["turn_id"] == first_ingest["turn_id"]
     with scope.tenant_scope(space_a.tenant_id, space_a):
         assert not [m for m in Message.objects.all() if m.content and "B-7731" in m.content]
+
+
+def test_forgetting_a_restated_fact_drops_the_text_of_every_mention(client_a, space_a):
+    """A fact said in two sessions is one row (a merge); forgetting it leaves neither transcript line (a merge
+    once kept only the latest source message, and the first line survived "forget my PIN")."""
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        space_a.settings = {"keep_transcripts": True}
+        space_a.save(update_fields=["settings"])
+    say(client_a, space_a, "My PIN is 4821.", session="first")
+    say(client_a, space_a, "My PIN is 4821.", session="second")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        [row] = [m for m in Memory.objects.filter(superseded_by__isnull=True) if "4821" in m.content]
+        assert row.mention_count == 2 and len(row.earlier_source_message_ids) == 1
+    say(client_a, space_a, "Please forget my PIN.", session="third")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        assert not [m for m in Memory.objects.all() if "4821" in m.content]
+        assert not [m for m in Message.objects.all() if m.content and "4821" in m.content]

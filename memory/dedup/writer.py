@@ -199,6 +199,9 @@ class MemoryWriter:
         if memory.id not in self.outcome.created and memory.id not in self.outcome.merged:
             # One message is one mention, however many times an extractor repeats the entry.
             memory.mention_count += 1
+        earlier = memory.source_message_id
+        if earlier and earlier != self.message.id and earlier not in memory.earlier_source_message_ids:
+            memory.earlier_source_message_ids = [*memory.earlier_source_message_ids, earlier]
         memory.source_session = self.session
         memory.source_message = self.message
         if entry.topic:
@@ -241,6 +244,7 @@ def keep_as_history(memory: Memory, reason: str = "merged") -> Memory:
         mention_count=memory.mention_count,
         source_session_id=memory.source_session_id,
         source_message_id=memory.source_message_id,
+        earlier_source_message_ids=list(memory.earlier_source_message_ids),
         task_session_id=memory.task_session_id,
         event_at=memory.event_at,
         superseded_by=memory,

@@ -78,6 +78,7 @@ def delete_memories(
                 continue
             if row.source_message_id:
                 message_ids.add(row.source_message_id)
+            message_ids.update(row.earlier_source_message_ids)
             audited(row, distances.get(memory.pk) if row.pk == memory.pk else None)
             if row.pk == memory.pk:
                 deleted.append(Deleted(id=row.pk, kind=row.kind, content=row.content))
