@@ -157,6 +157,11 @@ class TurnOutput(serializers.Serializer):
     )
     rejected = RejectedOutput(many=True, required=False)
     error = serializers.CharField(required=False, allow_blank=True)
+    derived_offline = serializers.BooleanField(
+        required=False,
+        help_text="The chat model stayed down past ENGRAM_MODEL_WAIT_SECONDS, so the offline engine derived this "
+        "turn's memories; error says how long it waited.",
+    )
 
 
 class MemoryUpdateInput(serializers.Serializer):

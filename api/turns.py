@@ -10,9 +10,10 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.access import READ, api_actor, space_in_scope, wants_wait
+from api.access import ADMIN, READ, api_actor, space_in_scope, wants_wait
 from api.memory_serializers import IngestInput, ReplyInput, ReplyOutput, TurnInput, TurnOutput
-from memory.turns import intake
+from core.errors import Conflict
+from memory.turns import intake, pipeline
 from memory.turns.results import turn_result
 from memory.turns.take_turn import TakenTurn, take_transcript, take_turn
 from tenants import scope
@@ -102,3 +103,21 @@ class TurnDetail(APIView):
             raise Http404
         scope.enter_scope(turn.tenant_id, turn.space_id)
         return Response(TurnOutput(turn_result(turn)).data)
+
+
+class TurnRetry(APIView):
+    """A failed turn queued again (admin keys): after a fix, or when its error was outside Engram."""
+
+    required_scopes = {"POST": ADMIN}
+
+    @extend_schema(request=None, responses={202: TurnOutput}, summary="Queue a failed turn again")
+    def post(self, request, turn_id):
+        turn = intake.find_turn(turn_id=turn_id)
+        if turn.tenant_id != request.auth.tenant_id:
+            raise Http404
+        scope.enter_scope(turn.tenant_id, turn.space_id)
+        if turn.status != turn.Status.FAILED:
+            raise Conflict(f"Only a failed turn can be queued again; this one is {turn.status}.")
+        pipeline.requeue_failed(type(turn).objects.filter(pk=turn.pk))
+        turn.refresh_from_db()
+        return Response(TurnOutput(turn_result(turn)).data, status=status.HTTP_202_ACCEPTED)

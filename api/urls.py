@@ -38,4 +38,5 @@ urlpatterns = [
     path("deletions", audit.DeletionList.as_view(), name="deletion-list"),
     path("deletions/check", audit.DeletionCheck.as_view(), name="deletion-check"),
     path("turns/<uuid:turn_id>", turns.TurnDetail.as_view(), name="turn-detail"),
+    path("turns/<uuid:turn_id>/retry", turns.TurnRetry.as_view(), name="turn-retry"),
 ]

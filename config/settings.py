@@ -302,6 +302,10 @@ ENGRAM_TURN_MAX_ATTEMPTS = int(os.environ.get("ENGRAM_TURN_MAX_ATTEMPTS", "6"))
 # How many memories one turn may supersede; further updates are written beside the old values.
 ENGRAM_TURN_MAX_SUPERSESSIONS = int(os.environ.get("ENGRAM_TURN_MAX_SUPERSESSIONS", "3"))
 ENGRAM_TURN_RETRY_BASE_SECONDS = float(os.environ.get("ENGRAM_TURN_RETRY_BASE_SECONDS", "5"))
+# The backoff's ceiling, and how long a turn waits for a chat model that is down (its retries do not count
+# against ENGRAM_TURN_MAX_ATTEMPTS): past that age it is derived by the offline engine and marked so.
+ENGRAM_TURN_RETRY_MAX_SECONDS = float(os.environ.get("ENGRAM_TURN_RETRY_MAX_SECONDS", "300"))
+ENGRAM_MODEL_WAIT_SECONDS = float(os.environ.get("ENGRAM_MODEL_WAIT_SECONDS", "900"))
 
 # Key of the deletion audit's content digests (base64 of 32 bytes). Without it the digests are
 # keyed from SECRET_KEY, so rotating SECRET_KEY would make earlier digests unverifiable.

@@ -185,6 +185,8 @@ class Turn(SpaceOwned, Timestamped):
     forget_reply = models.JSONField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # The chat model stayed down past ENGRAM_MODEL_WAIT_SECONDS: the offline engine derived this turn.
+    derived_offline = models.BooleanField(default=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["space", "source_digest"], name="turn_source_per_space")]

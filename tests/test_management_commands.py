@@ -41,6 +41,8 @@ def test_create_operator_gives_a_role(tenant_a, django_user_model, capsys):
 def test_commands_name_an_unknown_tenant():
     with pytest.raises(CommandError, match="No tenant"):
         call_command("create_api_key", "nobody")
+    with pytest.raises(CommandError, match="No tenant"):
+        call_command("requeue_failed_turns", "--tenant", "nobody")
 
 
 def test_development_mode_without_a_secret_key_gets_a_generated_one():
@@ -103,6 +105,7 @@ def test_every_command_runs_for_real(settings, tenant_a, space_a, space_a2, clie
         "import_space": (["--tenant", "alice", "--space", space_a2.external_id, str(export_file)], ""),
         "reembed": (["--tenant", "alice"], "Done:"),
         "sweep_turns": ([], "queued 0 due turn(s)"),
+        "requeue_failed_turns": (["--tenant", "alice"], "queued 0 failed turn(s) again"),
     }
     assert set(runs) | set(RUN_ELSEWHERE) == set(project_commands()), "a new command needs a real run here"
     for name, (arguments, expected) in runs.items():

@@ -57,7 +57,7 @@ class MessageAnalysis:
 
 
 def analyse(
-    messages: list[Message], known: Mapping[str, np.ndarray] | None = None
+    messages: list[Message], known: Mapping[str, np.ndarray] | None = None, *, extractor=None
 ) -> tuple[list[MessageAnalysis], list[list[Grounded]], list[Rejected]]:
     """Extract from each customer message, embed its entries in one call, ground each entry.
 
@@ -67,7 +67,7 @@ def analyse(
     when it has one) — and only if that is not close enough with the message's other sentences, then
     embedded in one more call (the verdict is the same; sentences no entry needs are never embedded).
     A message without entries needs no comparison. All are embedded the same way, as passages."""
-    extractor = get_extractor()
+    extractor = extractor or get_extractor()
     analyses = []
     for message in messages:
         text = message.content or ""
@@ -129,7 +129,7 @@ def _space_of(turn: Turn) -> Space:
 
 
 @traced("update_memory engram", operation="update_memory", records=lambda t: len(t.created_ids) + len(t.merged_ids))
-def process_turn(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = None) -> Turn:
+def process_turn(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = None, *, extractor=None) -> Turn:
     """Run the pipeline for a turn inside the current (space-scoped) transaction and record the result.
     The caller's transaction is the write's: ``_attempt`` opens it, so a failure leaves nothing behind."""
     space = _space_of(turn)
@@ -141,7 +141,8 @@ def process_turn(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = No
     )
     # A forget request is never mined: it must not re-create what it just deleted.
     to_mine = [] if turn.forget_handled else [m for m in messages if m.content]
-    analyses, grounded_per_message, rejected = analyse(to_mine, {**stored_vectors(to_mine), **(known_vectors or {})})
+    known = {**stored_vectors(to_mine), **(known_vectors or {})}
+    analyses, grounded_per_message, rejected = analyse(to_mine, known, extractor=extractor)
     grounded_per_message, over_limit = cap_entries(grounded_per_message, space_settings["max_entries_per_message"])
     rejected += over_limit
     outcome = WriteOutcome()
@@ -195,13 +196,23 @@ def stored_vectors(messages: list[Message]) -> dict[str, np.ndarray]:
 
 
 def retry_delay(attempts: int) -> datetime.timedelta:
-    return datetime.timedelta(seconds=settings.ENGRAM_TURN_RETRY_BASE_SECONDS * (2 ** max(0, attempts - 1)))
+    seconds = settings.ENGRAM_TURN_RETRY_BASE_SECONDS * (2 ** max(0, attempts - 1))
+    return datetime.timedelta(seconds=min(seconds, settings.ENGRAM_TURN_RETRY_MAX_SECONDS))
+
+
+def waited_for_the_model(turn: Turn) -> datetime.timedelta:
+    return timezone.now() - turn.created_at
 
 
 def record_failure(turn: Turn, error: Exception) -> Turn:
-    """Schedule a retry, or mark the turn failed once its attempts are used up."""
+    """Schedule a retry; or, when the chat model has been down past ENGRAM_MODEL_WAIT_SECONDS, derive the
+    turn with the offline engine (a model outage delays memory, never loses it); or mark the turn failed
+    once its attempts are used up on anything else (a bug: visible, and re-queued by hand)."""
     turn.error = f"{error}"[:2000]
-    if turn.attempts >= settings.ENGRAM_TURN_MAX_ATTEMPTS:
+    model_down = isinstance(error, ModelUnavailable) and not isinstance(error, ModelTimeBudgetSpent)
+    if model_down and waited_for_the_model(turn).total_seconds() >= settings.ENGRAM_MODEL_WAIT_SECONDS:
+        return derive_offline(turn, error)
+    if turn.attempts >= settings.ENGRAM_TURN_MAX_ATTEMPTS and not model_down:
         turn.status = Turn.Status.FAILED
         turn.next_attempt_at = None
     else:
@@ -217,6 +228,40 @@ def record_failure(turn: Turn, error: Exception) -> Turn:
         # No attempt will use the message's vector any more (a retry keeps it).
         Message.objects.filter(space_id=turn.space_id, pk__in=turn.message_ids).update(**Message.NO_PENDING_VECTOR)
     return turn
+
+
+def derive_offline(turn: Turn, error: Exception) -> Turn:
+    """The turn's memories from the offline engine, marked so: the chat model stayed down too long."""
+    from memory.extraction.offline import OfflineExtractor
+
+    waited = int(waited_for_the_model(turn).total_seconds())
+    try:
+        with transaction.atomic(), languages_remembered(turn.space_id):
+            process_turn(turn, extractor=OfflineExtractor())
+            turn.derived_offline = True
+            turn.error = f"The chat model was unavailable for {waited} s ({error}); derived by the offline engine."[
+                :2000
+            ]
+            turn.save(update_fields=["derived_offline", "error", "updated_at"])
+            return turn
+    except Exception as exc:  # the offline engine failed too (its embedding, a bug): keep it for a retry by hand
+        logger.exception("turn %s: the offline fallback failed", turn.id)
+        turn.refresh_from_db()
+        turn.status, turn.error, turn.next_attempt_at = Turn.Status.FAILED, f"{exc}"[:2000], None
+        turn.save(update_fields=["status", "error", "next_attempt_at", "updated_at"])
+        return turn
+
+
+def requeue_failed(turns) -> int:
+    """Failed turns queued again, due now, with a fresh count of attempts (their messages are kept:
+    a failed turn's text is dropped only with its vector, never before it is derived)."""
+    count = 0
+    for turn in turns.filter(status=Turn.Status.FAILED).select_for_update(skip_locked=True):
+        turn.status, turn.attempts, turn.next_attempt_at = Turn.Status.QUEUED, 0, timezone.now()
+        turn.save(update_fields=["status", "attempts", "next_attempt_at", "updated_at"])
+        enqueue_turn(turn)
+        count += 1
+    return count
 
 
 def _claim(turn: Turn) -> None:

@@ -26,5 +26,6 @@ def turn_result(turn: Turn, *, detailed: bool = True) -> dict:
             held_back=list(turn.held_back_ids),
             rejected=json.loads(turn.rejected) if turn.rejected else [],
             error=turn.error,
+            derived_offline=turn.derived_offline,
         )
     return result
