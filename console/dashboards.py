@@ -35,8 +35,21 @@ def overview(tenant_id) -> dict:
         "memories_by_kind": [(kind, by_kind.get(kind, 0)) for kind in Memory.Kind.values],
         "turns_today": turns.filter(created_at__gte=today).count(),
         "turns_queued": turns.filter(status=Turn.Status.QUEUED).count(),
+        "oldest_queued": _age(turns.filter(status=Turn.Status.QUEUED).order_by("created_at").first(), now),
         "turns_failed": turns.filter(status=Turn.Status.FAILED).count(),
         "rejected_recent": rejected,
         "deletions_7_days": deletions.count(),
         "deletions_per_day": [(day.strftime("%a"), count) for day, count in sorted(per_day.items())],
     }
+
+
+def _age(turn, now) -> str:
+    """How long the oldest queued turn has waited, in the largest whole unit ("", "40 s", "12 min", "3 h")."""
+    if turn is None:
+        return ""
+    seconds = int((now - turn.created_at).total_seconds())
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h"

@@ -21,6 +21,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("tenant/", tenant_switcher.choose_tenant, name="choose-tenant"),
     path("", views.overview, name="overview"),
+    path("turns/requeue-failed/", views.requeue_failed_turns, name="requeue-failed-turns"),
     path("spaces/", views.space_list, name="spaces"),
     path("spaces/<str:external_id>/", views.space_detail, name="space"),
     path("spaces/<str:external_id>/memories/<uuid:memory_id>/delete/", views.memory_delete, name="memory-delete"),

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.views.decorators.http import require_POST
 
 from console.access import OPERATOR_ROLES, console_view, may_read_memory_text
 from console.charts import bar_chart
@@ -23,6 +24,7 @@ from memory.dedup import edits
 from memory.forgetting.deletion import DeletionContext, delete_memory
 from memory.models import DeletionAudit, Episode, Memory, Turn
 from memory.shared.storing import describe
+from memory.turns import pipeline
 from tenants import spaces
 from tenants.models import Space
 
@@ -40,6 +42,15 @@ def overview(request):
     # The same seven days the figure counts (dashboards.overview: from midnight six days ago).
     week_ago = (timezone.now() - datetime.timedelta(days=6)).date().isoformat()
     return render(request, "console/overview.html", {"numbers": numbers, "chart": chart, "week_ago": week_ago})
+
+
+@console_view(roles=OPERATOR_ROLES)
+@require_POST
+def requeue_failed_turns(request):
+    """Every failed turn of the tenant queued again (after the cause is fixed), as the API's retry does."""
+    count = pipeline.requeue_failed(Turn.objects.all())
+    messages.success(request, f"{count} failed turn(s) queued again.")
+    return redirect("console:overview")
 
 
 @console_view()

@@ -248,3 +248,36 @@ def test_a_pipeline_crash_with_wait_keeps_the_turn_stored_and_queued(settings, c
     assert body["status"] == "queued" and "misconfigured" in body["error"]
     state = turn_state(space_a, body["turn_id"])
     assert state.attempts == 1 and state.next_attempt_at is not None
+
+
+@pytest.mark.django_db
+def test_the_console_shows_the_queue_and_queues_failed_turns_again(settings, monkeypatch, client, client_a, space_a):
+    """The overview shows how many turns wait and the oldest one's age; an operator queues the failed ones
+    again with one button; support staff get no button and cannot post it."""
+    from memory.turns import pipeline
+    from tenants.tenant_admin import create_operator
+
+    settings.ENGRAM_TURN_MAX_ATTEMPTS = 1
+    real_analyse = pipeline.analyse
+    monkeypatch.setattr(pipeline, "analyse", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a bug")))
+    url = reverse("turn-create", args=[space_a.external_id])
+    failing = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json").json()["turn_id"]
+    run_turn(tenant_id=space_a.tenant_id, space_id=space_a.id, turn_id=failing)
+    waiting = client_a.post(url, {"message": "Our depot is in Brno."}, format="json").json()["turn_id"]
+    age(space_a, waiting, 720)
+    monkeypatch.setattr(pipeline, "analyse", real_analyse)
+
+    support = create_operator(tenant=space_a.tenant, username="sue", password="a-long-password", role="support")
+    client.force_login(support.user)
+    page = client.get("/console/").content.decode()
+    assert "oldest waiting 12 min" in page and "failed turn again" not in page
+    assert client.post("/console/turns/requeue-failed/").status_code == 403
+    assert turn_state(space_a, failing).status == "failed"
+
+    operator = create_operator(tenant=space_a.tenant, username="otto", password="a-long-password", role="operator")
+    client.force_login(operator.user)
+    assert "Queue the 1 failed turn again" in client.get("/console/").content.decode()
+    response = client.post("/console/turns/requeue-failed/", follow=True)
+    assert "1 failed turn(s) queued again." in response.content.decode()
+    assert turn_state(space_a, failing).status == "queued"
+    assert run_turn(tenant_id=space_a.tenant_id, space_id=space_a.id, turn_id=failing) == "done"
