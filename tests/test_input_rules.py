@@ -136,3 +136,18 @@ def test_deletion_audit_csv_cells_that_look_like_formulas_are_neutralised(client
     for text in (exported, console):
         spaces = {row["space"] for row in csv.DictReader(io.StringIO(text))}
         assert spaces == {"'@SUM-1", "'-2-3"}, text
+
+
+def test_an_import_whose_file_name_holds_a_lone_surrogate_is_a_400(client_a, space_a):
+    """A multipart part's file name is not JSON: its invalid UTF-8 is not decoded into a surrogate that a later
+    write would choke on; the upload is refused as not the part 'file'."""
+    boundary = "XyZ"
+    head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="f'.encode()
+    tail = (f'.jsonl"\r\nContent-Type: application/x-ndjson\r\n\r\n{{}}\r\n--{boundary}--\r\n').encode()
+    body = head + "\ud800".encode("utf-8", "surrogatepass") + tail
+    response = client_a.generic(
+        "POST", "/api/v1/spaces/customer-1/import", body, content_type=f"multipart/form-data; boundary={boundary}"
+    )
+    assert response.status_code == 400, response.content
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        assert not Memory.objects.exists()
