@@ -38,7 +38,7 @@ from memory.text.analysis import (
     words,
 )
 from memory.understanding.features import ends_as_question
-from memory.understanding.readings import ATTRIBUTES, Reading, read
+from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
 
 BASE_IMPORTANCE = {"fact": 0.5, "instruction": 0.7, "event": 0.4, "task": 0.5, "topic": 0.3}
 TOPIC_IMPORTANCE = 0.3
@@ -307,9 +307,8 @@ KEPT_INTENTS = ("statement", "instruction")
 # wrong fact. A correction's affirmed parts need the same confidence.
 MIN_KEEP_CONFIDENCE = 0.5
 AFFIRMED_CONFIDENCE = 0.8  # how sure the polarity head must be that nothing is denied
-# Attributes that name no subject: the topic then comes from the statement's own nouns.
-OPEN_ATTRIBUTES = ("other", "none")
-LABELLED_TOPICS = frozenset(a for a in ATTRIBUTES if a not in OPEN_ATTRIBUTES)
+# A topic is the learned attribute when it names a subject; otherwise it comes from the statement's own nouns.
+LABELLED_TOPICS = SUBJECT_ATTRIBUTES
 # A sentence splits into at most this many candidate parts before every contiguous run of them is
 # read; past it, only the finest parts are read (a run-on sentence, not a compound statement).
 MAX_PARTS_FOR_RUNS = 5

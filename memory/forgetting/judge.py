@@ -23,7 +23,7 @@ from memory.extraction import lexicon
 from memory.forgetting import targets
 from memory.llm.errors import ModelUnavailable
 from memory.text.analysis import LATIN_LANGUAGES, detect_language, normalise, search_tokens, split_sentences
-from memory.understanding.readings import Reading, read
+from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
 
 logger = logging.getLogger(__name__)
 
@@ -177,7 +177,7 @@ def _clauses(sentence: str) -> list[str]:
 
 
 def _confident_attribute(reading: Reading) -> str | None:
-    if reading.attribute in ("none", "other") or reading.attribute_confidence < ATTRIBUTE_CONFIDENCE:
+    if reading.attribute not in SUBJECT_ATTRIBUTES or reading.attribute_confidence < ATTRIBUTE_CONFIDENCE:
         return None
     return reading.attribute
 

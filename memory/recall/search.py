@@ -32,7 +32,7 @@ from memory.text.analysis import languages_remembered_in_space
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.embeddings import EmbeddingUnavailable
 from memory.text.vectors import embed_for_space
-from memory.understanding.readings import ATTRIBUTES, read_one
+from memory.understanding.readings import SUBJECT_ATTRIBUTES, read_one
 from tenants.space_settings import effective_settings
 
 RRF_K = 60
@@ -116,14 +116,14 @@ def _route_to_attribute(space, query: str, analysis: QueryAnalysis) -> str:
     own name ("name", "plan": the topics' vocabulary, as a caller reads them in recall's answers) is that
     attribute without a reading: one word alone reads as small talk."""
     named = query.strip().lower()
-    if named in ATTRIBUTES and named not in ("other", "none"):
+    if named in SUBJECT_ATTRIBUTES:
         analysis.topic_keys.add(named)
         return named
     try:
         reading = read_one(query, cache_scope=str(space.id))
     except EmbeddingUnavailable:
         return ""
-    if reading.attribute in ("other", "none") or reading.attribute_confidence < ATTRIBUTE_QUERY_CONFIDENCE:
+    if reading.attribute not in SUBJECT_ATTRIBUTES or reading.attribute_confidence < ATTRIBUTE_QUERY_CONFIDENCE:
         return ""
     if reading.intent == "small_talk":
         return ""

@@ -23,6 +23,8 @@ HEADS = ("intent", "attribute", "polarity")
 INTENTS = ("statement", "question", "instruction", "forget", "correction", "small_talk")
 ATTRIBUTES = ("name", "residence", "contact", "family", "pets", "vehicle", "job", "company", "plan", "payment",
               "schedule", "health", "education", "hobby", "preference", "order", "other", "none")  # fmt: skip
+# The attributes that name a subject (a topic, a key to search by); "other" and "none" name nothing.
+SUBJECT_ATTRIBUTES = frozenset(ATTRIBUTES) - {"other", "none"}
 POLARITIES = ("positive", "negative")
 LABELS = {"intent": INTENTS, "attribute": ATTRIBUTES, "polarity": POLARITIES}
 
