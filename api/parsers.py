@@ -5,7 +5,7 @@ would otherwise fail at the first write, as a 500, after part of the request had
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from tenants.input_rules import unstorable_text
+from tenants.input_rules import unstorable_refusal
 
 
 class SafeJSONParser(JSONParser):
@@ -14,7 +14,7 @@ class SafeJSONParser(JSONParser):
             data = super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError("JSON nested too deeply.") from None
-        problem = unstorable_text(data)
-        if problem:
-            raise ParseError(f"Text must be valid Unicode without NUL characters: {problem}.")
+        refusal = unstorable_refusal(data)
+        if refusal:
+            raise ParseError(refusal)
         return data

@@ -28,7 +28,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from tenants import scope
-from tenants.input_rules import AGENT_PATTERN, unstorable_text
+from tenants.input_rules import AGENT_PATTERN, AGENT_RULE, unstorable_text
 from tenants.models import ApiKey, Tenant
 
 NAME_MAX_CHARS = 100  # ApiKey.name
@@ -55,7 +55,7 @@ def issue_api_key(*, tenant: Tenant, name: str, scopes: list[str], agent: str = 
     if not scopes or unknown:
         raise ValidationError({"scopes": [f"Choose from {sorted(VALID_SCOPES)}; unknown: {sorted(unknown)}."]})
     if agent and not re.match(AGENT_PATTERN, agent):
-        raise ValidationError({"agent": ["Use 1 to 100 characters from A-Z, a-z, 0-9, space and . _ : @ -"]})
+        raise ValidationError({"agent": [f"Use {AGENT_RULE}."]})
     if len(name) > NAME_MAX_CHARS or unstorable_text(name):
         raise ValidationError({"name": [f"Use at most {NAME_MAX_CHARS} characters of valid Unicode text."]})
     prefix = secrets.token_hex(6)

@@ -17,6 +17,9 @@ AGENT_PATTERN = r"\A[A-Za-z0-9 ._:@-]{1,100}\Z"
 ARGUMENT_PATTERN = r"\A[A-Za-z0-9_.-]{1,64}\Z"  # a search key's argument name
 KEY_ID_PATTERN = r"\A[A-Za-z0-9._:-]{1,64}\Z"  # a master key's id in the keyring
 ID_MESSAGE = "Use 1 to 128 characters from A-Z, a-z, 0-9 and . _ : @ -"
+# What a refusal says the rule is ("Agent 'x': use …").
+AGENT_RULE = "1 to 100 characters from A-Z a-z 0-9 space . _ : @ -"
+ARGUMENT_RULE = "1 to 64 characters from A-Z a-z 0-9 _ . -"
 
 _UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
 
@@ -48,3 +51,9 @@ def unstorable_text(value, path: str = "") -> str | None:
             if problem:
                 return problem
     return None
+
+
+def unstorable_refusal(value, path: str = "") -> str | None:
+    """The refusal for text PostgreSQL cannot store (``unstorable_text``), or None when all of it can be."""
+    problem = unstorable_text(value, path)
+    return f"Text must be valid Unicode without NUL characters: {problem}." if problem else None

@@ -89,7 +89,7 @@ def clean_search_keys(name: str, value) -> dict:
     cleaned = {}
     for argument, weight in value.items():
         if not ARGUMENT_PATTERN.match(argument):
-            raise ValidationError({name: [f"Argument {argument!r}: use 1 to 64 characters from A-Z a-z 0-9 _ . -"]})
+            raise ValidationError({name: [f"Argument {argument!r}: use {input_rules.ARGUMENT_RULE}"]})
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 10:
             raise ValidationError({name: [f"The weight of {argument!r} must be a number between 0 and 10."]})
         cleaned[argument] = float(weight)
@@ -105,9 +105,7 @@ def clean_agent_search_keys(name: str, value) -> dict:
     cleaned = {}
     for agent, keys in value.items():
         if not AGENT_PATTERN.match(agent):
-            raise ValidationError(
-                {name: [f"Agent {agent!r}: use 1 to 100 characters from A-Z a-z 0-9 space . _ : @ -"]}
-            )
+            raise ValidationError({name: [f"Agent {agent!r}: use {input_rules.AGENT_RULE}"]})
         cleaned[agent] = clean_search_keys(f"{name}.{agent}", keys)
     return cleaned
 

@@ -13,7 +13,7 @@ from memory.extraction.engine import Candidate
 from memory.models import Memory
 from memory.text.digests import topic_digest
 from memory.text.vectors import embed_for_space
-from tenants.input_rules import unstorable_text
+from tenants.input_rules import unstorable_refusal
 
 
 def memories_of(space, *, kind: str | None = None, topic: str | None = None, include_superseded: bool = False):
@@ -100,9 +100,9 @@ def edit_memory(*, memory: Memory, content: str | None = None, topic: str | None
     if topic is not None and len(topic.strip()) > MAX_TOPIC_CHARS:
         raise ValidationError({"topic": [f"Ensure this field has no more than {MAX_TOPIC_CHARS} characters."]})
     for field, text in (("content", content), ("topic", topic)):
-        problem = unstorable_text(text or "", field)
-        if problem:
-            raise ValidationError({field: [f"Text must be valid Unicode without NUL characters: {problem}."]})
+        refusal = unstorable_refusal(text or "", field)
+        if refusal:
+            raise ValidationError({field: [refusal]})
     new_content = content.strip() if content is not None else None
     # Embedded before the lock: a writer of this space never waits on a model call.
     vector = embed_for_space(memory.space_id, [new_content])[0] if new_content is not None else None

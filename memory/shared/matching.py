@@ -33,6 +33,7 @@ from memory.shared.search_keys import key_for
 from memory.text.analysis import search_tokens
 from memory.text.digests import keyword_digests
 from memory.text.vectors import embed_for_space
+from tenants.input_rules import ARGUMENT_RULE
 from tenants.models import Space
 from tenants.space_settings import ARGUMENT_PATTERN, MAX_ARGUMENTS, effective_settings
 
@@ -71,7 +72,7 @@ def prepare_inputs(space: Space, inputs) -> PreparedInputs:
     stored, keys, compressed = {}, {}, {}
     for argument, value in inputs.items():
         if not isinstance(argument, str) or not ARGUMENT_PATTERN.match(argument):
-            raise ValidationError({"inputs": [f"Argument {argument!r}: use 1 to 64 characters from A-Z a-z 0-9 _ . -"]})
+            raise ValidationError({"inputs": [f"Argument {argument!r}: use {ARGUMENT_RULE}"]})
         search_key = key_for(argument, value)
         stored[argument], keys[argument] = search_key.stored_input, search_key.key
         if search_key.compressed:
