@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from api.access import ADMIN, READ, api_actor, space_in_scope, wants_wait
 from api.memory_serializers import IngestInput, ReplyInput, ReplyOutput, TurnInput, TurnOutput
 from core.errors import Conflict
+from memory.models import Turn
 from memory.turns import intake, pipeline
 from memory.turns.results import turn_result
 from memory.turns.take_turn import TakenTurn, take_transcript, take_turn
@@ -116,8 +117,8 @@ class TurnRetry(APIView):
         if turn.tenant_id != request.auth.tenant_id:
             raise Http404
         scope.enter_scope(turn.tenant_id, turn.space_id)
-        if turn.status != turn.Status.FAILED:
+        if turn.status != Turn.Status.FAILED:
             raise Conflict(f"Only a failed turn can be queued again; this one is {turn.status}.")
-        pipeline.requeue_failed(type(turn).objects.filter(pk=turn.pk))
+        pipeline.requeue_failed(Turn.objects.filter(pk=turn.pk))
         turn.refresh_from_db()
         return Response(TurnOutput(turn_result(turn)).data, status=status.HTTP_202_ACCEPTED)

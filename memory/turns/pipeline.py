@@ -29,6 +29,7 @@ from django_tasks import task
 from memory.dedup.writer import WriteOutcome, write_entries
 from memory.extraction.engine import Candidate, CustomerText
 from memory.extraction.grounding import CustomerSentences, Grounded, Rejected, ground
+from memory.extraction.offline import OfflineExtractor
 from memory.extraction.registry import get_extractor
 from memory.llm.budget import ModelTimeBudgetSpent
 from memory.llm.errors import ModelUnavailable
@@ -232,16 +233,12 @@ def record_failure(turn: Turn, error: Exception) -> Turn:
 
 def derive_offline(turn: Turn, error: Exception) -> Turn:
     """The turn's memories from the offline engine, marked so: the chat model stayed down too long."""
-    from memory.extraction.offline import OfflineExtractor
-
     waited = int(waited_for_the_model(turn).total_seconds())
+    note = f"The chat model was unavailable for {waited} s ({error}); derived by the offline engine."
     try:
         with transaction.atomic(), languages_remembered(turn.space_id):
             process_turn(turn, extractor=OfflineExtractor())
-            turn.derived_offline = True
-            turn.error = f"The chat model was unavailable for {waited} s ({error}); derived by the offline engine."[
-                :2000
-            ]
+            turn.derived_offline, turn.error = True, note[:2000]
             turn.save(update_fields=["derived_offline", "error", "updated_at"])
             return turn
     except Exception as exc:  # the offline engine failed too (its embedding, a bug): keep it for a retry by hand
