@@ -52,26 +52,6 @@ LEADING_FILLERS = {
     "fr": "bonjour*, salut*, alors*, bon*, oui*, au fait, en fait, correction",
     "ja": "こんにちは、, こんにちは。, 実は、, 実は, 訂正：, 訂正:, 訂正です。, 訂正、, ところで、, えーと、, あの、, そういえば、",
 }
-# Reactions and compliments: a sentence made only of these (and names) says nothing about the customer.
-REACTIONS = {
-    "en": "yep, yeah, yay, woohoo, wow, haha, lol, omg, awesome, cool, nice, congrats, congratulations, amazing, great job, well done, good luck, so proud, means a lot, means so much, you're the best, love it, sounds great, that's great, that's awesome, so happy for you, totally, exactly, absolutely, sure, of course, really, support",
-    "ru": "ура, вау, класс, круто, поздравляю, молодец, спасибо большое, очень приятно, здорово, конечно, точно, супер",
-    "cs": "jo, jojo, hurá, páni, skvělé, gratuluji, paráda, to je skvělé, jasně, přesně, díky moc",
-    "de": "juhu, wow, toll, klasse, glückwunsch, super, genau, klar",
-    "es": "sí, qué bien, genial, guau, felicidades, enhorabuena, qué bueno, me alegro, claro, exacto",
-    "fr": "ouais, génial, bravo, félicitations, chouette, super, exactement, bien sûr",
-    "ja": "やった, すごい, おめでとう, いいね, 素晴らしい, ありがとう, 嬉しい, なるほど, そうですね",
-}
-# Phrases of thanks and praise for the agent: not a fact even with a content word ("Your support means a lot").
-COMPLIMENTS = {
-    "en": "means a lot, means so much, you're the best, you are the best, so kind of you, appreciate, thank you, thanks, great help, so helpful, congrats, congratulations",
-    "ru": "очень помогли, спасибо, благодарю, вы лучшие, очень ценю, поздравляю",
-    "cs": "moc děkuji, děkuji, díky, moc jste pomohli, jste skvělí, vážím si, gratuluji",
-    "de": "danke, vielen dank, sehr hilfreich, das bedeutet mir viel",
-    "es": "gracias, significa mucho, muy amable, son los mejores, lo agradezco, felicidades, enhorabuena",
-    "fr": "merci, ça compte beaucoup, très gentil, vous êtes les meilleurs",
-    "ja": "ありがとう, 感謝, 助かりました, 心強い, おめでとう",
-}
 # "…, and I …": a conjunction that opens a second statement about the customer (split into two entries).
 CLAUSE_JOINERS = {
     "en": "and, but",
@@ -179,16 +159,6 @@ EVENT_AGO = {
     "es": [(r"hace (\d+) días", 1), (r"hace (\d+) semanas", 7)],
     "fr": [(r"il y a (\d+) jours", 1), (r"il y a (\d+) semaines", 7)],
     "ja": [(r"(\d+)日前", 1), (r"(\d+)週間前", 7)],
-}
-
-QUESTION_OPENERS = {
-    "en": "what, why, how, when, where, who, which, can you, could you, would you, do you, does, is there, are you",
-    "ru": "что, почему, как, когда, где, кто, какой, можете ли",
-    "cs": "co, proč, jak, kdy, kde, kdo, který, můžete",
-    "de": "was, warum, wie, wann, wo, wer, welche, können sie",
-    "es": "qué, por qué, cómo, cuándo, dónde, quién, cuál, puede",
-    "fr": "pourquoi, comment, quand, où, qui, quel, pouvez-vous, est-ce que",
-    "ja": "",
 }
 
 # Forget requests and corrections, for the offline forget judge. EXPLICIT_FORGET always asks to

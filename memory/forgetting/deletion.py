@@ -3,7 +3,8 @@
 In one transaction: the memory, every version it superseded (its history), their blind-index
 entries (they live in the rows), with ``with_topic_tags`` the topic rows whose topic no row left
 carries (a tag "555-0123" is the forgotten value itself), and — where the space keeps transcripts —
-the raw customer messages they were derived from. No archive, no soft delete. What was deleted is read back to
+the text of every customer message they were derived from, merged mentions included (the empty row stays,
+so a replayed message finds its turn). No archive, no soft delete. What was deleted is read back to
 the caller before the rows go.
 
 Under the space's write lock (``memory.dedup.lock``), taken before any row is read or touched — the
