@@ -86,6 +86,7 @@ load: db-start
 eval: db-start
 	$(PY) -m eval.run_eval
 	$(PY) -m eval.understanding score
+	$(PY) -m eval.grounding
 	$(PY) -m eval.locomo
 
 # Long generated histories (recall against raw transcript search at equal character budgets) and the

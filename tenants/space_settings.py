@@ -181,6 +181,15 @@ SETTINGS = {
             label="Most entries one customer message may write",
         ),
         Setting(
+            "admit_rewrites",
+            bool,
+            True,
+            help="Admit a model's faithful rewrites of what the customer said (the customer's name as subject, "
+            "synonyms, a summary, a resolved date) in the languages grounding reads; off, an entry must repeat "
+            "the customer's words almost word for word.",
+            label="Admit rewritten entries",
+        ),
+        Setting(
             "hybrid",
             bool,
             True,

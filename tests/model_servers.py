@@ -315,3 +315,35 @@ class HostileChat:
         if mode == "mistyped":
             return {"summary": ["not", "a", "string"]}
         raise ValueError(mode)
+
+
+class ObservationChat:
+    """A chat model that answers each customer message with the entries written for it beforehand
+    (``entries[message text]``): a strong model's rewrites, replayed."""
+
+    def __init__(self, entries: dict[str, list[dict]]):
+        self.entries = entries
+        chat = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                schema = body.get("response_format", {}).get("json_schema", {}).get("name", "memory_entries")
+                reply = DEFAULT_REPLIES.get(schema, {})
+                if schema == "memory_entries":
+                    asked = " ".join(m["content"] for m in body["messages"] if m["role"] == "user")
+                    message = re.search(r"<<<\n(.*)\n>>>", asked, re.DOTALL)
+                    reply = {"entries": chat.entries.get(message.group(1) if message else "", [])}
+                data = json.dumps(completion(json.dumps(reply), model="observations")).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -28,7 +28,7 @@ from django_tasks import task
 
 from memory.dedup.writer import WriteOutcome, write_entries
 from memory.extraction.engine import Candidate, CustomerText
-from memory.extraction.grounding import CustomerSentences, Grounded, Rejected, ground
+from memory.extraction.grounding import NO_SPEAKER, CustomerSentences, Grounded, Rejected, Speaker, ground
 from memory.extraction.offline import OfflineExtractor
 from memory.extraction.registry import get_extractor
 from memory.llm.budget import ModelTimeBudgetSpent
@@ -58,7 +58,12 @@ class MessageAnalysis:
 
 
 def analyse(
-    messages: list[Message], known: Mapping[str, np.ndarray] | None = None, *, extractor=None
+    messages: list[Message],
+    known: Mapping[str, np.ndarray] | None = None,
+    *,
+    extractor=None,
+    customer_name: str = "",
+    admit_rewrites: bool = True,
 ) -> tuple[list[MessageAnalysis], list[list[Grounded]], list[Rejected]]:
     """Extract from each customer message, embed its entries in one call, ground each entry.
 
@@ -67,7 +72,11 @@ def analyse(
     embedded for this space (the turn request stored its message's vector, which is its one sentence
     when it has one) — and only if that is not close enough with the message's other sentences, then
     embedded in one more call (the verdict is the same; sentences no entry needs are never embedded).
-    A message without entries needs no comparison. All are embedded the same way, as passages."""
+    A message without entries needs no comparison. All are embedded the same way, as passages.
+
+    With ``admit_rewrites`` an entry may reword what it cites, call the customer by ``customer_name`` (the
+    space's display name) and use a name the customer wrote in another message of the turn
+    (``grounding.Speaker``); without, it must repeat the customer's words."""
     extractor = extractor or get_extractor()
     analyses = []
     for message in messages:
@@ -77,6 +86,7 @@ def analyse(
     space_id = messages[0].space_id if messages else None
     entries = [c.content for a in analyses for c in a.candidates]
     vector_of = {**(known or {}), **vectors_by_text(space_id, entries, known)} if entries else {}
+    conversation = "\n".join(m.content or "" for m in messages)
     grounded_per_message, rejected = [], []
     for analysis in analyses:
         if analysis.candidates:
@@ -85,6 +95,8 @@ def analyse(
                 np.stack([vector_of[c.content] for c in analysis.candidates]),
                 analysis.message.content,
                 _sentences_of(space_id, analysis.sentences, vector_of),
+                Speaker.of(customer_name, conversation, analysis.message.sent_at) if admit_rewrites else NO_SPEAKER,
+                admit_rewrites=admit_rewrites,
             )
         else:
             kept, dropped = [], []
@@ -143,7 +155,13 @@ def process_turn(turn: Turn, known_vectors: Mapping[str, np.ndarray] | None = No
     # A forget request is never mined: it must not re-create what it just deleted.
     to_mine = [] if turn.forget_handled else [m for m in messages if m.content]
     known = {**stored_vectors(to_mine), **(known_vectors or {})}
-    analyses, grounded_per_message, rejected = analyse(to_mine, known, extractor=extractor)
+    analyses, grounded_per_message, rejected = analyse(
+        to_mine,
+        known,
+        extractor=extractor,
+        customer_name=space.display_name,
+        admit_rewrites=space_settings["admit_rewrites"],
+    )
     grounded_per_message, over_limit = cap_entries(grounded_per_message, space_settings["max_entries_per_message"])
     rejected += over_limit
     outcome = WriteOutcome()

@@ -1,0 +1,189 @@
+"""A strong model's rewrites get in (#26): LoCoMo's own model-written observations, replayed as a chat model's
+extraction, are grounded against the speaker's turns they cite.
+
+Reads ``../shared/data/locomo-dev`` at run time (CC BY-NC 4.0, evaluation only, never copied here) and skips
+with a message where it is absent. The figures and the held-out labelled set are in docs/quality.md
+(``python -m eval.grounding``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from eval.locomo import DATA, dia_ids, sessions
+from memory.extraction.engine import Candidate
+from memory.extraction.grounding import Speaker, check_candidate
+from tests.conftest import make_space, use_local_models
+from tests.model_servers import ObservationChat, serving
+
+# Measured when the paraphrase grounding landed (2026-12-01): 56 % of the observations citing the speaker's own
+# turns were admitted on both conversations. The issue's target is 90 %; this floor only keeps what was reached.
+ADMITTED_FLOOR = 0.5
+
+
+def _observations(sample: dict, speaker: str) -> tuple[dict[str, list[dict]], int]:
+    """Each observation about ``speaker`` that cites one of their turns, as an entry of the first such turn."""
+    texts = {
+        t["dia_id"]: (t["speaker"], t["text"]) for _n, _d, turns in sessions(sample["conversation"]) for t in turns
+    }
+    entries: dict[str, list[dict]] = {}
+    total = 0
+    for per_speaker in sample["observation"].values():
+        for text, evidence in per_speaker.get(speaker, []):
+            cited = dia_ids(evidence if isinstance(evidence, str) else ";".join(evidence))
+            own = [d for d in cited if d in texts and texts[d][0] == speaker]
+            if not own:
+                continue
+            message = texts[own[0]][1]
+            entries.setdefault(message, []).append(
+                {
+                    "kind": "fact",
+                    "content": text,
+                    "topic": "",
+                    "importance": 0.6,
+                    "keywords": [],
+                    "quote": message,
+                    "event_days_ago": None,
+                }  # fmt: skip
+            )
+            total += 1
+    return entries, total
+
+
+@pytest.mark.skipif(not DATA.exists(), reason=f"LoCoMo development data not found at {DATA} (evaluation only)")
+def test_a_strong_models_rewrites_of_a_real_conversation_are_mostly_admitted(
+    settings, local_embedding_url, tenant_a, client_a
+):
+    sample = json.loads(DATA.read_text())[0]
+    speaker = sample["conversation"]["speaker_a"]
+    entries, total = _observations(sample, speaker)
+    chat = ObservationChat(entries)
+    space = make_space(tenant_a, "locomo-speaker", display_name=speaker)
+    url = reverse("transcript-ingest", args=[space.external_id]) + "?wait=true"
+    rejected = []
+    with serving(chat.server) as chat_url:
+        use_local_models(settings, chat_url, local_embedding_url)
+        for number, started, turns in sessions(sample["conversation"]):
+            messages = [
+                {
+                    "role": "customer" if t["speaker"] == speaker else "agent",
+                    "content": t["text"],
+                    "id": t["dia_id"],
+                    "at": (started + datetime.timedelta(minutes=i)).isoformat(),
+                }  # fmt: skip
+                for i, t in enumerate(turns)
+            ]
+            reply = client_a.post(url, {"session_id": f"session-{number}", "messages": messages}, format="json")
+            assert reply.status_code == 201, reply.content
+            rejected += reply.json()["rejected"]
+    assert total > 100
+    admitted = 1 - len(rejected) / total
+    assert admitted >= ADMITTED_FLOOR, (admitted, [r["reason"] for r in rejected][:10])
+    reasons = {re.sub(r":.*", "", r["reason"]) for r in rejected}
+    assert not any("over the limit" in r for r in reasons)
+
+
+def entry(content: str, quote: str) -> Candidate:
+    return Candidate(kind="fact", content=content, topic="", importance=0.5, keywords=[], quote=quote)
+
+
+CAROLINE = Speaker.of("Caroline", sent_at=datetime.datetime(2023, 5, 8, 13, 56, tzinfo=datetime.UTC))
+
+FAITHFUL = [
+    # (customer message, entry a strong model writes; it quotes the whole message)
+    (
+        "I went to a LGBTQ support group yesterday and it was so powerful.",
+        "Caroline attended an LGBTQ support group and found it powerful.",
+    ),
+    (
+        "I went to a LGBTQ support group yesterday and it was so powerful.",
+        "Caroline went to an LGBTQ support group on 7 May 2023.",
+    ),  # the date "yesterday" resolves to
+    ("Honestly I have three kids under ten, so mornings are chaos.", "The customer has three children under ten."),
+    (
+        "I ran my first half marathon in October. It took me 2 hours 14 minutes!",
+        "Caroline ran her first half marathon in October in 2 hours 14 minutes.",
+    ),  # two sentences joined
+    ("Я купила у вас пылесос в декабре, он отличный.", "Caroline купила пылесос в декабре."),
+    ("Mám dvě děti, obě chodí do školy.", "Zákazník má dvě děti."),
+]
+
+FABRICATED = [
+    # (customer message, a faithful-looking rewrite with one thing changed, the start of the reason)
+    (
+        "I've been getting into pottery lately, I go to a studio every Thursday.",
+        "Caroline has been getting into painting lately and goes to a studio every Thursday.",
+        "adds a detail",
+    ),
+    ("My sister just adopted a rescue greyhound.", "Caroline just adopted a rescue greyhound.", "leaves out"),
+    (
+        "Тренер считает, что я готова к соревнованиям, а мне кажется, ещё рано.",
+        "Caroline готова к соревнованиям.",
+        "leaves out",
+    ),
+    (
+        "I started volunteering at the animal shelter on Saturdays.",
+        "Caroline started volunteering at the animal shelter on Saturdays and wants to become a vet.",
+        "adds a detail",
+    ),
+    ("I went to a LGBTQ support group yesterday.", "Caroline went to an LGBTQ support group on Monday.", "adds a date"),
+    (
+        "I went to a LGBTQ support group yesterday.",
+        "Caroline went to an LGBTQ support group with Melanie.",
+        "adds a name",
+    ),
+    (
+        "I went to a LGBTQ support group yesterday.",
+        "Caroline never went to an LGBTQ support group.",
+        "its polarity differs",
+    ),
+    ("We sell bread to cafes and milk to shops.", "Caroline sells milk to cafes.", "mixes words"),
+    ("I have 4 vans and 12 drivers.", "Caroline has 12 vans.", "mixes words"),
+]
+
+
+@pytest.mark.parametrize("message, content", FAITHFUL)
+def test_a_faithful_rewrite_in_a_language_grounding_reads_is_admitted(message, content):
+    assert check_candidate(entry(content, message), message, CAROLINE) is None
+
+
+@pytest.mark.parametrize("message, content, reason", FABRICATED)
+def test_a_rewrite_with_one_thing_changed_is_refused_with_its_reason(message, content, reason):
+    verdict = check_candidate(entry(content, message), message, CAROLINE)
+    assert verdict is not None and verdict.startswith(reason), verdict
+
+
+def test_in_a_language_grounding_cannot_read_a_rewrite_must_repeat_the_customer():
+    """Italian number words, months and negations are not read: rewording could hide a changed value there."""
+    message = "Mia sorella ha comprato tre biciclette."
+    assert check_candidate(entry("Caroline ha comprato tre biciclette.", message), message, CAROLINE) is not None
+    assert check_candidate(entry("Mia sorella ha comprato tre biciclette.", message), message, CAROLINE) is None
+
+
+def test_with_rewrites_off_only_the_customers_words_are_admitted():
+    message, content = FAITHFUL[0]
+    assert check_candidate(entry(content, message), message, CAROLINE, admit_rewrites=False) is not None
+    assert check_candidate(entry(message, message), message, CAROLINE, admit_rewrites=False) is None
+
+
+def test_a_space_that_turns_rewrites_off_stores_only_what_repeats_the_customer(client_a, space_a, openai_engines):
+    message = "I went to a LGBTQ support group yesterday and it was so powerful."
+    rewrite = {"kind": "fact", "content": "Customer one attended an LGBTQ support group and found it powerful.",
+               "topic": "", "importance": 0.6, "keywords": [], "quote": message, "event_days_ago": None}  # fmt: skip
+    turns = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
+    settings_url = reverse("space-detail", args=[space_a.external_id])
+    openai_engines.replies = [{"entries": [rewrite]}]
+    admitted = client_a.post(turns, {"message": message, "session_id": "s1"}, format="json")
+    assert admitted.status_code == 201, admitted.content
+    assert [m["content"] for m in admitted.json()["created"]] == [rewrite["content"]]
+
+    assert client_a.patch(settings_url, {"settings": {"admit_rewrites": False}}, format="json").status_code == 200
+    openai_engines.replies = [{"entries": [{**rewrite, "content": "Customer one went to a support group."}]}]
+    refused = client_a.post(turns, {"message": message + " Really.", "session_id": "s1"}, format="json")
+    assert refused.status_code == 201, refused.content
+    assert refused.json()["created"] == [] and refused.json()["rejected"], refused.json()
