@@ -187,3 +187,14 @@ def test_a_space_that_turns_rewrites_off_stores_only_what_repeats_the_customer(c
     refused = client_a.post(turns, {"message": message + " Really.", "session_id": "s1"}, format="json")
     assert refused.status_code == 201, refused.content
     assert refused.json()["created"] == [] and refused.json()["rejected"], refused.json()
+
+
+def test_a_synthesized_answer_may_reword_the_memories_but_not_change_them():
+    """Point 2 of #26: the answer's check is the entries' check."""
+    from memory.recall.synthesis import grounded_answer
+
+    memories = ["I moved to York last month.", "We have three kids."]
+    assert grounded_answer("The customer moved to York and has three children.", memories)[0] is not None
+    assert grounded_answer("The customer moved to Leeds.", memories)[0] is None
+    assert grounded_answer("The customer has four children.", memories)[0] is None
+    assert grounded_answer("The customer's sister moved to York.", memories)[0] is None

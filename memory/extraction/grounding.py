@@ -787,6 +787,15 @@ def _check(
     )
 
 
+def supported(claim: str, source: Span, speaker: Speaker = NO_SPEAKER) -> str | None:
+    """``support_problem`` as entries get it, for a model's other writing: a synthesized answer against the
+    memories it drew on, a summary against the text it summarises. A rewrite is admitted where grounding reads
+    the language and the source is short enough to read word by word (a long document is held to its words)."""
+    if len(source.text) > MIXED_LANGUAGE_CHARS:
+        return support_problem(claim, source)
+    return support_problem(claim, source, **_rewording(source, claim, speaker, admit_rewrites=True))
+
+
 def _rewording(span: Span, content: str, speaker: Speaker, admit_rewrites: bool) -> dict:
     """Rewording only where grounding reads the language (its number words, months, negations and stop words):
     elsewhere a changed value or a left-out person could hide in words it cannot read, so the entry must

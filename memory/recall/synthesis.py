@@ -1,8 +1,9 @@
 """A short answer built only from the recalled memories, when a chat model is configured.
 
-The model's answer is checked like an extracted entry (``memory.extraction.grounding.support_problem``), with
+The model's answer is checked like an extracted entry (``memory.extraction.grounding.supported``), with
 the returned memories as the source: each sentence must be supported by the memories' text, with
-every number, date, name and id in it, and the same polarity. Unsupported sentences are dropped;
+every number, date, name and id in it, and the same polarity; it may reword them ("The customer lives in
+York" from "I moved to York") as an entry may reword the customer. Unsupported sentences are dropped;
 if none remain, the answer is null and the status says why.
 """
 
@@ -12,7 +13,7 @@ import logging
 
 from django.conf import settings
 
-from memory.extraction.grounding import Span, support_problem
+from memory.extraction.grounding import Span, supported
 from memory.llm.errors import ModelUnavailable
 from memory.text.analysis import split_sentences
 
@@ -60,7 +61,7 @@ def grounded_answer(answer: str, memories: list[str]) -> tuple[str | None, str]:
     """The sentences of ``answer`` that the memories support; (None, reason) when none are."""
     source = Span.of("\n".join(m.strip().rstrip(".!?。") + "." for m in memories))
     sentences = split_sentences(answer[:4000]) or [answer]
-    kept = [s for s in sentences if support_problem(s, source) is None]
+    kept = [s for s in sentences if supported(s, source) is None]
     if not kept:
         return None, "unsupported: the model's answer says things the memories do not"
     if len(kept) < len(sentences):

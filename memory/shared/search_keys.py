@@ -29,7 +29,7 @@ from collections import Counter
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from memory.extraction.grounding import Span, support_problem
+from memory.extraction.grounding import Span, supported
 from memory.text.analysis import content_terms, detect_language, split_sentences
 
 logger = logging.getLogger(__name__)
@@ -199,7 +199,7 @@ def grounded_summary(summary: str, text: str) -> str:
     extractive key is used instead of a sentence the model made up."""
     source = Span.of(text)
     sentences = split_sentences(summary[: KEY_CHARS * 4]) or [summary]
-    kept = [s for s in sentences if support_problem(s, source) is None]
+    kept = [s for s in sentences if supported(s, source) is None]
     if len(kept) < len(sentences):
         logger.warning(
             "summary for a search key: %s of %s sentences unsupported, dropped",
