@@ -21,15 +21,22 @@ from memory.extraction.grounding import Speaker, check_candidate
 from tests.conftest import make_space, use_local_models
 from tests.model_servers import ObservationChat, serving
 
-# Measured when the paraphrase grounding landed (2026-12-01): 56 % of the observations citing the speaker's own
-# turns were admitted on both conversations. The issue's target is 90 %; this floor only keeps what was reached.
+# Measured when the paraphrase grounding landed (2026-12-01): 66 % of the 47 observations of Caroline's first ten
+# sessions, 56 % of all four speakers' 346. The issue's target is 90 %; this floor only keeps what was reached.
 ADMITTED_FLOOR = 0.5
+
+
+# The first sessions of the conversation only: the whole one costs the suite about a minute (docs/quality.md
+# has all four speakers of both conversations, `python -m eval.grounding`).
+SESSIONS = 10
 
 
 def _observations(sample: dict, speaker: str) -> tuple[dict[str, list[dict]], int]:
     """Each observation about ``speaker`` that cites one of their turns, as an entry of the first such turn."""
     texts = {
-        t["dia_id"]: (t["speaker"], t["text"]) for _n, _d, turns in sessions(sample["conversation"]) for t in turns
+        t["dia_id"]: (t["speaker"], t["text"])
+        for _n, _d, turns in sessions(sample["conversation"])[:SESSIONS]
+        for t in turns
     }
     entries: dict[str, list[dict]] = {}
     total = 0
@@ -68,7 +75,7 @@ def test_a_strong_models_rewrites_of_a_real_conversation_are_mostly_admitted(
     rejected = []
     with serving(chat.server) as chat_url:
         use_local_models(settings, chat_url, local_embedding_url)
-        for number, started, turns in sessions(sample["conversation"]):
+        for number, started, turns in sessions(sample["conversation"])[:SESSIONS]:
             messages = [
                 {
                     "role": "customer" if t["speaker"] == speaker else "agent",
@@ -81,7 +88,7 @@ def test_a_strong_models_rewrites_of_a_real_conversation_are_mostly_admitted(
             reply = client_a.post(url, {"session_id": f"session-{number}", "messages": messages}, format="json")
             assert reply.status_code == 201, reply.content
             rejected += reply.json()["rejected"]
-    assert total > 100
+    assert total > 40
     admitted = 1 - len(rejected) / total
     assert admitted >= ADMITTED_FLOOR, (admitted, [r["reason"] for r in rejected][:10])
     reasons = {re.sub(r":.*", "", r["reason"]) for r in rejected}
