@@ -55,7 +55,6 @@ from memory.extraction.engine import Candidate
 from memory.extraction.injected_instructions import addresses_the_agent
 from memory.extraction.offline import LABELLED_TOPICS, event_offset_days, learned_topic_holds
 from memory.text.analysis import (
-    LATIN_LANGUAGES,
     LOW_MEMORY_DICTIONARIES,
     MONTHS,
     STOP_WORD_LISTS,
@@ -402,6 +401,10 @@ class Span:
             names={_bare(n) for n in proper_names(text)},
         )
 
+    @functools.cached_property
+    def read_language(self) -> bool:
+        return reads_language(self.text)
+
     def clause_spans(self) -> list[Span]:
         """Each clause analysed on its own (once: a summary's sentences all ask about the same text)."""
         if self._clause_spans is None:
@@ -483,7 +486,7 @@ def support_problem(
         return f"its polarity differs from the words it cites (a negation added: {', '.join(added)})"
     if _whole_sentence_of(claim, span):
         return None  # the customer's sentence itself, clause for clause
-    if missing_share > MAX_MISSING_TERMS_RATIO and not cjk:
+    if missing_share > MAX_MISSING_TERMS_RATIO and not cjk and not (not missing and _whole_clause_of(claim, span)):
         problem = _reworded_problem(claim, terms, missing, span, language)
         if problem:
             return problem
@@ -594,6 +597,11 @@ WEEKDAY_NAMES = (
     ("saturday", "суббота", "sobota", "samstag", "sábado", "samedi"),
     ("sunday", "воскресенье", "neděle", "sonntag", "domingo", "dimanche"),
 )
+
+
+def _whole_clause_of(claim: str, span: Span) -> bool:
+    """A clause of the customer's, word for word: nothing reworded, brought in or left out of it."""
+    return normalise(claim).strip(" .!?。！？") in {normalise(c).strip(" .!?。！？") for c in span.clauses}
 
 
 def _whole_sentence_of(claim: str, span: Span) -> bool:
@@ -800,7 +808,7 @@ def _rewording(span: Span, content: str, speaker: Speaker, admit_rewrites: bool)
     """Rewording only where grounding reads the language (its number words, months, negations and stop words):
     elsewhere a changed value or a left-out person could hide in words it cannot read, so the entry must
     repeat the customer's words, subject included."""
-    if admit_rewrites and reads_language(span.text) and reads_language(content):
+    if admit_rewrites and span.read_language and reads_language(content):
         return {"speaker": speaker, "missing_share": PARAPHRASE_MISSING_SHARE}
     return {"speaker": NO_SPEAKER, "missing_share": MAX_MISSING_TERMS_RATIO}
 
@@ -817,9 +825,11 @@ def reads_language(text: str) -> bool:
     ``detect_language`` would name for lack of a better guess (it chooses among those alone)."""
     if is_cjk(text) or _OTHER_SCRIPT.search(text):
         return False
-    languages = ("ru",) if re.search(r"[\u0400-\u04ff]", text) else LATIN_LANGUAGES
-    scores = simplemma.langdetect(text, lang=languages, low_memory=LOW_MEMORY_DICTIONARIES)
-    return scores[0][0] != "unk" and scores[0][1] >= READ_LANGUAGE_SHARE
+    language = detect_language(text)  # (remembered per space during a turn)
+    if language not in STOP_WORD_LISTS:
+        return False
+    scores = dict(simplemma.langdetect(text, lang=(language,), low_memory=LOW_MEMORY_DICTIONARIES))
+    return scores.get(language, 0.0) >= READ_LANGUAGE_SHARE
 
 
 def _is_learned_topic_row(candidate: Candidate) -> bool:
