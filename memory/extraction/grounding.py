@@ -56,9 +56,11 @@ from memory.extraction.injected_instructions import addresses_the_agent
 from memory.extraction.offline import LABELLED_TOPICS, event_offset_days, learned_topic_holds
 from memory.text.analysis import (
     LOW_MEMORY_DICTIONARIES,
+    MONTH_NAMES,
     MONTHS,
     STOP_WORD_LISTS,
     SUPPORTED_LANGUAGES,
+    WEEKDAY_NAMES,
     WEEKDAYS,
     content_terms,
     detect_language,
@@ -573,30 +575,6 @@ def _resolved_date(span: Span, sent_at: datetime.datetime | None) -> tuple[set[s
 CAPITALISED_NOUNS = frozenset({"de", "lb"})  # languages where a capital letter inside a sentence is any noun
 # "Tomorrow" (Spanish "mañana" is also "morning", so not here; German "heute morgen" is read as today first).
 TOMORROW = frozenset({"tomorrow", "завтра", "zítra", "demain", "domani", "amanhã", "jutro", "morgen"})
-# Month and weekday names by number, in the languages ``time_words`` reads (as its lemmas).
-MONTH_NAMES = (
-    ("january", "январь", "leden", "januar", "enero", "janvier"),
-    ("february", "февраль", "únor", "februar", "febrero", "février"),
-    ("march", "март", "březen", "märz", "marzo", "mars"),
-    ("april", "апрель", "duben", "abril", "avril"),
-    ("may", "май", "květen", "mai", "mayo"),
-    ("june", "июнь", "červen", "juni", "junio", "juin"),
-    ("july", "июль", "červenec", "juli", "julio", "juillet"),
-    ("august", "август", "srpen", "agosto", "août"),
-    ("september", "сентябрь", "září", "septiembre", "septembre"),
-    ("october", "октябрь", "říjen", "oktober", "octubre", "octobre"),
-    ("november", "ноябрь", "listopad", "noviembre", "novembre"),
-    ("december", "декабрь", "prosinec", "dezember", "diciembre", "décembre"),
-)
-WEEKDAY_NAMES = (
-    ("monday", "понедельник", "pondělí", "montag", "lunes", "lundi"),
-    ("tuesday", "вторник", "úterý", "dienstag", "martes", "mardi"),
-    ("wednesday", "среда", "středa", "mittwoch", "miércoles", "mercredi"),
-    ("thursday", "четверг", "čtvrtek", "donnerstag", "jueves", "jeudi"),
-    ("friday", "пятница", "pátek", "freitag", "viernes", "vendredi"),
-    ("saturday", "суббота", "sobota", "samstag", "sábado", "samedi"),
-    ("sunday", "воскресенье", "neděle", "sonntag", "domingo", "dimanche"),
-)
 
 
 def _whole_clause_of(claim: str, span: Span) -> bool:

@@ -45,23 +45,34 @@ _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
 _SENTENCE_END_CJK = re.compile(r"(?<=[。！？!?])")
 _JA_PARTICLES = set("はがをにでとものへやかねよ")
 
+# Month and weekday names by number, as lemmas of each language we read (en, ru, cs, de, es, fr): grounding
+# gives the date a relative time resolves to in any of them.
+MONTH_NAMES = (
+    ("january", "январь", "leden", "januar", "enero", "janvier"),
+    ("february", "февраль", "únor", "februar", "febrero", "février"),
+    ("march", "март", "březen", "märz", "marzo", "mars"),
+    ("april", "апрель", "duben", "abril", "avril"),
+    ("may", "май", "květen", "mai", "mayo"),
+    ("june", "июнь", "červen", "juni", "junio", "juin"),
+    ("july", "июль", "červenec", "juli", "julio", "juillet"),
+    ("august", "август", "srpen", "agosto", "août"),
+    ("september", "сентябрь", "září", "septiembre", "septembre"),
+    ("october", "октябрь", "říjen", "oktober", "octubre", "octobre"),
+    ("november", "ноябрь", "listopad", "noviembre", "novembre"),
+    ("december", "декабрь", "prosinec", "dezember", "diciembre", "décembre"),
+)
+WEEKDAY_NAMES = (
+    ("monday", "понедельник", "pondělí", "montag", "lunes", "lundi"),
+    ("tuesday", "вторник", "úterý", "dienstag", "martes", "mardi"),
+    ("wednesday", "среда", "středa", "mittwoch", "miércoles", "mercredi"),
+    ("thursday", "четверг", "čtvrtek", "donnerstag", "jueves", "jeudi"),
+    ("friday", "пятница", "pátek", "freitag", "viernes", "vendredi"),
+    ("saturday", "суббота", "sobota", "samstag", "sábado", "samedi"),
+    ("sunday", "воскресенье", "neděle", "sonntag", "domingo", "dimanche"),
+)
 # Words that carry a value: two statements differing only in these say different things.
-MONTHS = {
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август",
-    "сентябрь", "октябрь", "ноябрь", "декабрь", "leden", "únor", "březen", "duben", "květen", "červen",
-    "červenec", "srpen", "září", "říjen", "listopad", "prosinec", "januar", "februar", "märz", "mai",
-    "juni", "juli", "oktober", "dezember", "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio",
-    "agosto", "septiembre", "octubre", "noviembre", "diciembre", "janvier", "février", "mars", "avril",
-    "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre",
-}  # fmt: skip
-WEEKDAYS = {
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "понедельник", "вторник",
-    "среда", "четверг", "пятница", "суббота", "воскресенье", "pondělí", "úterý", "středa", "čtvrtek",
-    "pátek", "sobota", "neděle", "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag",
-    "sonntag", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo", "lundi", "mardi",
-    "mercredi", "jeudi", "vendredi", "samedi", "dimanche",
-}  # fmt: skip
+MONTHS = frozenset(name for names in MONTH_NAMES for name in names)
+WEEKDAYS = frozenset(name for names in WEEKDAY_NAMES for name in names)
 NUMBER_WORDS = {
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
     "один", "два", "три", "четыре", "пять", "шесть", "jeden", "dva", "tři", "čtyři", "pět", "šest",
