@@ -28,7 +28,7 @@ from django_tasks import task
 
 from memory.dedup.writer import WriteOutcome, write_entries
 from memory.extraction.engine import Candidate, CustomerText
-from memory.extraction.grounding import NO_SPEAKER, CustomerSentences, Grounded, Rejected, Speaker, ground
+from memory.extraction.grounding import CustomerSentences, Grounded, Rejected, Speaker, ground
 from memory.extraction.offline import OfflineExtractor
 from memory.extraction.registry import get_extractor
 from memory.llm.budget import ModelTimeBudgetSpent
@@ -95,7 +95,7 @@ def analyse(
                 np.stack([vector_of[c.content] for c in analysis.candidates]),
                 analysis.message.content,
                 _sentences_of(space_id, analysis.sentences, vector_of),
-                Speaker.of(customer_name, conversation, analysis.message.sent_at) if admit_rewrites else NO_SPEAKER,
+                Speaker.of(customer_name, conversation, analysis.message.sent_at),
                 admit_rewrites=admit_rewrites,
             )
         else:
