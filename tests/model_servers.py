@@ -48,6 +48,29 @@ def embedding_server():
         yield url
 
 
+class ModelHandler(BaseHTTPRequestHandler):
+    """What every local model server here shares: HTTP/1.1, quiet, JSON in and out."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def read_json(self) -> dict:
+        return json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+
+    def send_json(self, code: int, payload) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the caller gave up waiting (its deadline), as it should
+
+
 DEFAULT_REPLIES = {
     "memory_entries": {"entries": []},
     "query_analysis": {"keywords": [], "topic_keys": [], "phrases": []},
@@ -70,14 +93,9 @@ class ScriptedChat:
         self.requests: list[dict] = []
         chat = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
+        class Handler(ModelHandler):
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                body = self.read_json()
                 chat.requests.append(body)
                 if chat.hold is not None:
                     chat.hold.wait(timeout=60)  # a model that takes its time (the caller may die meanwhile)
@@ -100,14 +118,6 @@ class ScriptedChat:
                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                     },
                 )
-
-            def send_json(self, code, payload):
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 
@@ -193,29 +203,16 @@ class HostileChat:
         self.requests: list[dict] = []
         chat = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
+        class Handler(ModelHandler):
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                body = self.read_json()
                 chat.requests.append(body)
                 if chat.delay:
                     time.sleep(chat.delay)
                 schema = body.get("response_format", {}).get("json_schema", {}).get("name", "memory_entries")
                 user = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
                 reply = chat.reply(schema, user)
-                data = json.dumps(completion(reply if isinstance(reply, str) else json.dumps(reply))).encode()
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the caller gave up waiting (its deadline), as it should
+                self.send_json(200, completion(reply if isinstance(reply, str) else json.dumps(reply)))
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 
@@ -325,25 +322,15 @@ class ObservationChat:
         self.entries = entries
         chat = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
+        class Handler(ModelHandler):
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                body = self.read_json()
                 schema = body.get("response_format", {}).get("json_schema", {}).get("name", "memory_entries")
                 reply = DEFAULT_REPLIES.get(schema, {})
                 if schema == "memory_entries":
                     asked = " ".join(m["content"] for m in body["messages"] if m["role"] == "user")
                     message = re.search(r"<<<\n(.*)\n>>>", asked, re.DOTALL)
                     reply = {"entries": chat.entries.get(message.group(1) if message else "", [])}
-                data = json.dumps(completion(json.dumps(reply), model="observations")).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(200, completion(json.dumps(reply), model="observations"))
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

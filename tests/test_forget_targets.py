@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 from django.urls import reverse
@@ -21,6 +21,7 @@ from memory.text.analysis import search_tokens
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.vectors import embed_for_space
 from tenants import scope
+from tests.model_servers import ModelHandler
 
 pytestmark = pytest.mark.django_db
 
@@ -362,36 +363,23 @@ class ForgetModel:
         self.judged: list[str] = []
         model = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
+        class Handler(ModelHandler):
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                body = self.read_json()
                 name = body.get("response_format", {}).get("json_schema", {}).get("name", "")
                 if model.down:
-                    return self.reply(503, {"error": {"message": "overloaded", "type": "server_error"}})
+                    return self.send_json(503, {"error": {"message": "overloaded", "type": "server_error"}})
                 if name == "forget_judgement":
                     model.judged.append(body["messages"][1]["content"])
                     content = model.verdict
                 else:
                     content = json.dumps(model.EMPTY.get(name, {}))
                 message = {"role": "assistant", "content": content}
-                self.reply(200, {
+                self.send_json(200, {
                     "id": "x", "object": "chat.completion", "created": 0, "model": "hostile",
                     "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 })  # fmt: skip
-
-            def reply(self, code, payload):
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 
