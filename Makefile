@@ -81,12 +81,13 @@ load: db-start
 	$(PY) -m bench.load
 
 # Memory quality on the labelled set in eval/data: writes docs/quality.md and docs/quality/*.svg, then the
-# learned sentence decisions on their held-out sets and what survives of the real conversations in
+# learned sentence decisions on their held-out sets, unrelated questions per language, and what survives of the real conversations in
 # ../shared/data/locomo-dev (skipped with a message where it is absent).
 eval: db-start
 	$(PY) -m eval.run_eval
 	$(PY) -m eval.understanding score
 	$(PY) -m eval.grounding
+	$(PY) -m eval.recall_unrelated
 	$(PY) -m eval.locomo
 
 # Long generated histories (recall against raw transcript search at equal character budgets) and the

@@ -111,6 +111,10 @@ class ScoreOutput(serializers.Serializer):
     distance = serializers.FloatField(allow_null=True)
     ranks = serializers.DictField(child=serializers.IntegerField(allow_null=True))
     fused = serializers.FloatField()
+    relevance = serializers.FloatField(
+        allow_null=True,
+        help_text="The learned gate's probability that the memory answers the query (null: not judged).",
+    )
 
 
 class RecalledMemory(serializers.Serializer):

@@ -39,6 +39,10 @@ CENTERS = 1500
 GAMMA_SCALE = 0.5
 LANGUAGE_FOLDS = 4
 SEED = 7
+# Whom a question is about: its own labelled questions (about_train.jsonl), over the same kernel.
+SUBJECT_HEAD = "subject"
+SENTENCE_HEADS = ("intent", "attribute", "polarity")
+SUBJECT_C = 3.0
 
 
 def load(pattern: str) -> list[dict]:
@@ -107,25 +111,37 @@ def _language_folds(rows: list[dict]) -> list[np.ndarray]:
 
 def choose_c(rows: list[dict], x: np.ndarray) -> dict[str, tuple[float, dict[float, float]]]:
     """Per head, the C with the best mean accuracy over folds that each hold out a group of languages."""
-    from memory.understanding.readings import HEADS, LABELS
+    from memory.understanding.readings import LABELS
 
-    scores = {head: {c: [] for c in C_GRID} for head in HEADS}
+    scores = {head: {c: [] for c in C_GRID} for head in SENTENCE_HEADS}
     for held in _language_folds(rows):
         mean, scale = _standardiser(x[~held])
         mapping = _kernel_map((x[~held] - mean) / scale)
         train_features = mapping.transform((x[~held] - mean) / scale)
         held_features = mapping.transform((x[held] - mean) / scale)
-        for head in HEADS:
+        for head in SENTENCE_HEADS:
             y = _targets(rows, head)
             for c in C_GRID:
                 weights, bias = _fit(train_features, y[~held], len(LABELS[head]), c)
                 predicted = np.argmax(held_features @ weights.T + bias, axis=1)
                 scores[head][c].append(float((predicted == y[held]).mean()))
     chosen = {}
-    for head in HEADS:
+    for head in SENTENCE_HEADS:
         means = {c: float(np.mean(v)) for c, v in scores[head].items()}
         chosen[head] = (max(means, key=lambda c: (means[c], -c)), means)
     return chosen
+
+
+def _subject_folds(rows: list[dict], features: np.ndarray, c: float) -> float:
+    """The subject head's accuracy on folds that each hold out a group of its languages."""
+    from memory.understanding.readings import LABELS
+
+    y = _targets(rows, SUBJECT_HEAD)
+    right = 0
+    for held in _language_folds(rows):
+        weights, bias = _fit(features[~held], y[~held], len(LABELS[SUBJECT_HEAD]), c)
+        right += int(((features[held] @ weights.T + bias).argmax(axis=1) == y[held]).sum())
+    return right / len(rows)
 
 
 def train() -> dict:
@@ -148,7 +164,19 @@ def train() -> dict:
         "gamma": np.float64(mapping.gamma),
     }
     chosen = {}
+    about = [{**r, SUBJECT_HEAD: r["about"]} for r in load("about_train.jsonl")]
+    about_features = mapping.transform((_features(about) - mean) / scale)
     for head in HEADS:
+        if head == SUBJECT_HEAD:
+            c = SUBJECT_C
+            folds = _subject_folds(about, about_features, c)
+            chosen[head] = {"C": c, "language_folds": folds}
+            progress(f"understanding: subject: C={c} (accuracy on held-out language folds {folds:.3f})")
+            weights, bias = _fit(about_features, _targets(about, SUBJECT_HEAD), len(LABELS[head]), c)
+            arrays[f"{head}_weights"] = (weights @ normalisation).astype(np.float32)
+            arrays[f"{head}_bias"] = bias.astype(np.float32)
+            arrays[f"{head}_labels"] = np.asarray(LABELS[head])
+            continue
         c, scores = chosen_c[head]
         chosen[head] = {"C": c, "language_folds": scores[c]}
         progress(f"understanding: {head}: C={c} (accuracy on held-out language folds {scores[c]:.3f})")
@@ -165,11 +193,11 @@ def train() -> dict:
 
 def score_rows(rows: list[dict]) -> dict:
     """Accuracy per head, per language and per class (recall of each gold label), and the confusions."""
-    from memory.understanding.readings import HEADS, read
+    from memory.understanding.readings import read
 
     readings = read([r["text"] for r in rows])
     result = {}
-    for head in HEADS:
+    for head in SENTENCE_HEADS:
         predicted = [getattr(reading, head) for reading in readings]
         gold = [r[head] for r in rows]
         by_language = collections.defaultdict(list)
@@ -202,7 +230,6 @@ def _table(scores: dict, head: str, key: str) -> list[str]:
 
 
 def report(training: dict | None = None) -> list[str]:
-    from memory.understanding.readings import HEADS
 
     lines = [
         "## Understanding a turn: learned intent, attribute and polarity",
@@ -236,7 +263,7 @@ def report(training: dict | None = None) -> list[str]:
         lines += [
             "| head | accuracy |",
             "|---|---|",
-            *(f"| {h} | {100 * scores[h]['accuracy']:.1f} % |" for h in HEADS),
+            *(f"| {h} | {100 * scores[h]['accuracy']:.1f} % |" for h in SENTENCE_HEADS),
             "",
         ]
         for head in ("intent", "attribute"):

@@ -20,6 +20,8 @@ from django.core.exceptions import ValidationError
 from tenants import input_rules
 
 STRATEGIES = ("vector", "keyword", "topic", "messages")
+# relevance_floor and relevance_admit default to the operating point `python -m eval.recall_gate train` chose
+# (memory/recall/relevance.py, docs/quality.md "Relevance gate: training").
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,6 +151,36 @@ SETTINGS = {
             "Up to this distance a memory is recalled only if a keyword or topic also matches, or it stands out.",
             label="Recall distance with a keyword or topic match",
             slider_max=0.4,
+        ),
+        Setting(
+            "relevance_gate",
+            bool,
+            True,
+            help="Decide which memories answer a query by the learned relevance gate (distance, shared words, "
+            "the attribute asked about and the one a memory states); off, by the two recall distances alone.",
+            label="Learned relevance gate",
+        ),
+        Setting(
+            "relevance_floor",
+            float,
+            0.05,
+            0.0,
+            1.0,
+            "With the gate on, the probability of answering the query that a memory within the recall distances "
+            "still needs (higher returns less).",
+            label="Relevance floor (gate)",
+            slider_max=1.0,
+        ),
+        Setting(
+            "relevance_admit",
+            float,
+            0.5,
+            0.0,
+            1.0,
+            "With the gate on, the probability from which a memory outside the recall distances is recalled "
+            "(a paraphrase of what it states; higher returns less).",
+            label="Relevance that admits a paraphrase (gate)",
+            slider_max=1.0,
         ),
         Setting(
             "forget_floor",

@@ -1,10 +1,14 @@
 """The console through Django's test client: who sees what, and deletions that go through the audit."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
 from memory.models import DeletionAudit, Memory
 from tenants import scope
+from tenants.models import Space
+from tenants.space_settings import defaults
 from tenants.tenant_admin import create_operator
 
 pytestmark = pytest.mark.django_db
@@ -179,6 +183,25 @@ def test_the_playground_shows_scores_and_the_threshold_line_and_a_forget_dry_run
     assert b"would be deleted" in dry.content
     with scope.tenant_scope(tenant_a, space_a):
         assert Memory.objects.filter(pk=remembered.pk).exists()
+
+
+def test_the_playground_shows_the_relevance_gate_and_why_each_row_passed_or_failed(
+    client, tenant_a, space_a, remembered
+):
+    """#27 point 4: an operator tuning the gate sees each candidate's relevance and the floor it was held to."""
+    login(client, tenant_a, "operator")
+    page = client.get("/console/playground/", {"space": space_a.external_id, "message": "What is the warehouse code?"})
+    text = page.content.decode()
+    assert "Relevance" in text and "Why" in text
+    floor, admit = defaults()["relevance_floor"], defaults()["relevance_admit"]
+    assert f"relevance gate on (floor {floor}, admit {admit})" in text
+    assert re.search(r"relevance \d\.\d\d (≥|&lt;) (floor|admit) \d|within the inner distance|routed by", text)
+    with scope.tenant_scope(tenant_a, space_a):
+        space = Space.objects.get(pk=space_a.pk)
+        space.settings = {**space.settings, "relevance_gate": False}
+        space.save(update_fields=["settings"])
+    off = client.get("/console/playground/", {"space": space_a.external_id, "message": "What is the warehouse code?"})
+    assert "relevance gate off" in off.content.decode()
 
 
 def test_admins_create_and_revoke_api_keys_and_see_the_secret_once(client, tenant_a):

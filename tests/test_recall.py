@@ -54,7 +54,8 @@ def test_a_rare_proper_name_is_found_by_keyword_beyond_the_vector_threshold(clie
     tell(client_a, space_a, "Our driver Zdeněk handles the Brno route.", "We run a fleet of four vans.")
     client_a.patch(
         reverse("space-detail", args=[space_a.external_id]),
-        {"settings": {"recall_distance": 0.05, "corroborated_recall_distance": 0.05}},
+        # The distance bounds alone (the gate off): this is the keyword strategy's test.
+        {"settings": {"recall_distance": 0.05, "corroborated_recall_distance": 0.05, "relevance_gate": False}},
         format="json",
     )
     body = recall(client_a, space_a, "Is Zdeněk working this Saturday?")

@@ -91,7 +91,7 @@ def test_a_correction_reuses_the_message_vector_for_its_own_text(client_a, known
 
 def test_the_turns_recall_is_the_recall_of_its_message(client_a, known_space):
     """The shared vector changes nothing: the turn recalls exactly what recall alone finds for the message."""
-    message = "When is our renewal and how many vans do we run?"
+    message = "How many vans do we run?"
     body = post_turn(client_a, known_space, message, session_id="now")
     with scope.tenant_scope(known_space.tenant_id, known_space):
         alone = search.recall(space=known_space, query=message)
@@ -99,7 +99,7 @@ def test_the_turns_recall_is_the_recall_of_its_message(client_a, known_space):
         (str(h["id"]), h["score"]["distance"]) for h in alone.hits
     ]
     assert body["prompt"] == alone.prompt
-    assert {m["content"] for m in body["memories"]} >= {"Our renewal is in May.", "We run a fleet of four vans."}
+    assert "We run a fleet of four vans." in {m["content"] for m in body["memories"]}
 
 
 def test_a_repeated_message_is_not_checked_for_forgetting_again_and_embeds_once(client_a, known_space, embedder):

@@ -151,7 +151,9 @@ def test_the_migration_moves_dense_keyed_vectors_to_the_structured_transform_and
     assert np.abs(moved - structured[order]).max() < 3e-3
     for query, fact in zip(QUERIES[:3], FACTS[:3], strict=True):
         with scope.tenant_scope(tenant_a, space):
-            assert recall(space=space, query=query, limit=3).hits[0]["content"] == fact
+            # What the migration must keep is the vectors' order by distance: the bounds alone rank by it.
+            hits = recall(space=space, query=query, limit=3, overrides={"relevance_gate": False}).hits
+            assert hits[0]["content"] == fact
 
     structured_rotation.to_dense(None, None)
     _, back = dumped_vectors(space)

@@ -306,6 +306,8 @@ KEPT_INTENTS = ("statement", "instruction")
 # a missed statement can be said again, a stored request ("Forget that we have four vans.") stays as a
 # wrong fact. A correction's affirmed parts need the same confidence.
 MIN_KEEP_CONFIDENCE = 0.5
+# How sure the reading must be of each part's attribute for a sentence to be stored as separate statements.
+SPLIT_ATTRIBUTE_CONFIDENCE = 0.6
 AFFIRMED_CONFIDENCE = 0.8  # how sure the polarity head must be that nothing is denied
 # A topic is the learned attribute when it names a subject; otherwise it comes from the statement's own nouns.
 LABELLED_TOPICS = SUBJECT_ATTRIBUTES
@@ -403,8 +405,10 @@ def _segmentations(count: int):
 def _statements(sentence: _Sentence, read_of: dict[tuple[int, int], Reading]) -> list[tuple[int, int]] | None:
     """The split of a kept sentence into statements of different attributes, or None to keep it whole.
 
-    Every part must read as a statement (or a standing instruction) of its own, long enough to cite,
-    and no two parts may be about the same attribute; of the splits that qualify, the finest wins."""
+    Every part must read as a statement (or a standing instruction) of its own, long enough to cite, about
+    an attribute the reading is sure of, and no two parts may be about the same attribute; of the splits
+    that qualify, the finest wins. An unsure attribute is usually a fragment that cannot stand alone ("so
+    the fleet is now eight.", "after that I'm out on the road."): the sentence then stays whole."""
     best, best_score = None, None
     count = len(sentence.bounds)
     candidates = _segmentations(count) if count <= MAX_PARTS_FOR_RUNS else [[(i, i) for i in range(count)]]
@@ -416,6 +420,10 @@ def _statements(sentence: _Sentence, read_of: dict[tuple[int, int], Reading]) ->
             continue
         attributes = [r.attribute for r in found]
         if len(set(attributes)) != len(attributes):
+            continue
+        if any(
+            r.attribute not in SUBJECT_ATTRIBUTES or r.attribute_confidence < SPLIT_ATTRIBUTE_CONFIDENCE for r in found
+        ):
             continue
         if not all(_long_enough(sentence.run_text(r), sentence.language) for r in runs):
             continue

@@ -207,7 +207,11 @@ def read_intent(message: str, *, cache_scope: str | None = None) -> ForgetIntent
 
 def _asks_to_forget(reading: Reading, rule: ForgetIntent) -> bool:
     """The model reads a request to forget; or gives it a fair score where a list reads one too ("Could
-    you please delete my phone number?" is read a question asking for something)."""
+    you please delete my phone number?" is read a question asking for something); or the list reads a
+    request to forget everything ("forget everything", lower case and bare, reads as small talk to the
+    model): that one deletes nothing — it is answered and routed to an operator — so the list may decide it."""
+    if rule.kind == "explicit" and rule.broad:
+        return True
     return reading.intent == "forget" or (
         rule.kind == "explicit" and reading.intent_scores["forget"] >= REQUEST_SCORE_WITH_WORDS
     )

@@ -32,7 +32,8 @@ COMMON_TOKEN_SHARE = 0.5
 COMMON_TOKEN_MIN_ROWS = 4
 STANDOUT_MARGIN = 0.03
 
-# The columns recall shows or sorts by; never the stored vector (distances are computed in SQL).
+# The columns recall shows or sorts by; the stored vector only beside a query vector, for the relevance
+# gate's learned similarity (distances themselves are computed in SQL).
 SHOWN_COLUMNS = (
     "m.id, m.space_id, m.kind, m.content, m.topic, m.importance, m.event_at, m.updated_at, m.task_session_id"
 )
@@ -191,7 +192,8 @@ class _Statement:
         else:
             distance = "c.distance"
         self.params.append(self.space_id)
-        return f"""SELECT {SHOWN_COLUMNS}, {distance} AS distance, c.nearest_position, c.vector_rank,
+        vector = ", m.embedding" if "nearest" in parts else ""
+        return f"""SELECT {SHOWN_COLUMNS}{vector}, {distance} AS distance, c.nearest_position, c.vector_rank,
        c.keyword_rank, coalesce(c.matched_tokens, 0) AS matched_tokens, c.topic_rank
 FROM (
     SELECT id, max(distance) AS distance, max(nearest_position) AS nearest_position,

@@ -22,22 +22,37 @@ import dataclasses
 import numpy as np
 
 from memory.models import Memory, Message
+from memory.recall import relevance
 from memory.recall.candidates import VECTOR_CANDIDATES, MeaningBounds, candidate_rows
+from memory.recall.cross_language import LANGUAGES as TRANSLATED_LANGUAGES
 from memory.recall.cross_language import translated_tokens
 from memory.recall.prompt_block import build_prompt, line_for
 from memory.recall.query_analysis import QueryAnalysis, analyse_query
 from memory.recall.timings import Timings
 from memory.telemetry import traced
-from memory.text.analysis import languages_remembered_in_space
+from memory.text.analysis import detect_language, languages_remembered_in_space
 from memory.text.digests import keyword_digests, topic_digest
-from memory.text.embeddings import EmbeddingUnavailable
-from memory.text.vectors import embed_for_space
-from memory.understanding.readings import SUBJECT_ATTRIBUTES, read_one
+from memory.text.embeddings import EmbeddingUnavailable, local_embedder
+from memory.text.vectors import embed_for_space, engine_name, out_of_space
+from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read_one
+from tenants.encrypted_fields import Sealed, open_sealed
+from tenants.space_keys import data_key_for
 from tenants.space_settings import effective_settings
 
 RRF_K = 60
 # How sure the learned reading must be of the attribute a query asks about before rows of it are searched.
 ATTRIBUTE_QUERY_CONFIDENCE = 0.7
+# A question with words of its own ("Where does the customer live?") is routed only when the reading is surer,
+# and only its attribute's nearest current statements pass by it: the answer to "where do I live" is the
+# residence row, whatever words it shares with the question, but a whole attribute's rows are not an answer.
+WORDED_QUESTION_CONFIDENCE = 0.8
+ROUTED_STATEMENTS = 2
+# Only attributes with one current value: any row of them answers "where does she live?", while a row of a
+# collection (pets, family, hobbies, orders) does not answer a question about another member ("Do I have a
+# cat?" is not answered by "I have a dog called Biscuit.").
+SINGLE_VALUED = frozenset({"name", "residence", "contact", "job", "company", "plan", "payment", "schedule"})
+# ...and not when the reading says it is rather about someone else or the company ("Where does the mayor live?").
+SOMEONE_ELSE_CONFIDENCE = 0.5
 ENDED_TASK_FACTOR = 0.5
 
 
@@ -50,6 +65,9 @@ class Scored:
     matched_tokens: int = 0
     fused: float = 0.0
     passes: bool = False
+    relevance: float | None = None  # the learned gate's probability that the row answers (memory.recall.relevance)
+    gate_features: list[float] | None = None
+    reason: str = ""  # why it passed or failed, in words an operator tunes by (the playground shows it)
 
     @property
     def id(self):
@@ -70,6 +88,7 @@ class Scored:
                 "distance": None if self.distance is None else round(self.distance, 4),
                 "ranks": {s: self.ranks.get(s) for s in ("vector", "keyword", "topic", "messages")},
                 "fused": round(self.fused, 6),
+                "relevance": None if self.relevance is None else round(self.relevance, 2),
             },
         }
 
@@ -108,27 +127,164 @@ def _useful_digests(space_id, tokens: set[str]) -> list[str]:
     return keyword_digests(space_id, tokens) if tokens else []
 
 
-def _route_to_attribute(space, query: str, analysis: QueryAnalysis) -> str:
-    """A query of stop words that asks about one of the customer's attributes ("What is his order number?",
-    "name") is searched by that attribute: the learned reading names it, and it is the topic the rows stating
-    it carry (``memory.extraction.offline``), so it joins the query's topic keys. Embedded as recall embeds the
-    query (the same cached vector), so it costs no embedding of its own. A query that is an attribute's
-    own name ("name", "plan": the topics' vocabulary, as a caller reads them in recall's answers) is that
-    attribute without a reading: one word alone reads as small talk."""
+def _read_query(space, query: str) -> Reading | None:
+    try:
+        return read_one(query, cache_scope=str(space.id))
+    except EmbeddingUnavailable:
+        return None
+
+
+def _route_to_attribute(query: str, reading: Reading | None, analysis: QueryAnalysis, *, worded: bool) -> str:
+    """A query that asks about one of the customer's attributes ("What is his order number?", "Where does the
+    customer live?", "name") is searched by that attribute too: the learned reading names it, and it is the
+    topic the rows stating it carry (``memory.extraction.offline``), so it joins the query's topic keys.
+    Embedded as recall embeds the query (the same cached vector), so it costs no embedding of its own. A query
+    that is an attribute's own name ("name", "plan": the topics' vocabulary, as a caller reads them in recall's
+    answers) is that attribute without a reading: one word alone reads as small talk. ``worded``: the query
+    has words of its own, so only a question read surely enough is routed (see ``WORDED_QUESTION_CONFIDENCE``)."""
     named = query.strip().lower()
     if named in SUBJECT_ATTRIBUTES:
         analysis.topic_keys.add(named)
         return named
-    try:
-        reading = read_one(query, cache_scope=str(space.id))
-    except EmbeddingUnavailable:
+    if reading is None:
         return ""
     if reading.attribute not in SUBJECT_ATTRIBUTES or reading.attribute_confidence < ATTRIBUTE_QUERY_CONFIDENCE:
         return ""
     if reading.intent == "small_talk":
         return ""
+    if worded and (
+        reading.attribute not in SINGLE_VALUED
+        or reading.intent != "question"
+        or reading.attribute_confidence < WORDED_QUESTION_CONFIDENCE
+        or reading.subject_scores.get("other_person", 0.0) + reading.subject_scores.get("company", 0.0)
+        >= SOMEONE_ELSE_CONFIDENCE
+    ):
+        return ""  # not surely a question about this attribute of the customer ("Where does the mayor live?")
     analysis.topic_keys.add(reading.attribute)
     return reading.attribute
+
+
+def _routed_statements(rows: list, routed: str, *, limit: int | None) -> dict:
+    """The statements that pass by the routed attribute alone, each with its rank: the nearest ``limit`` of
+    them (all, by importance, for a query of stop words, whose distances say little). A topic row named only
+    by the routed attribute is a tag, not an answer: its statements are."""
+    if not routed:
+        return {}
+    stated = [m for m in rows if m.topic_rank is not None and m.topic == routed and m.kind != "topic"]
+    if limit is None:
+        return {m.pk: m.topic_rank for m in stated}
+    stated.sort(key=lambda m: (m.distance if m.distance is not None else 2.0, m.topic_rank))
+    return {m.pk: rank for rank, m in enumerate(stated[:limit], start=1)}
+
+
+def _bounds_reason(item: Scored) -> str:
+    if not item.ranks:
+        return "outside the recall distances, no keyword or topic match"
+    return "matched: " + ", ".join(sorted(item.ranks))
+
+
+def _beyond_veto(item: Scored, settings: dict, routed: bool, query_language: str) -> bool:
+    """Rows the bounds pass that the gate may not veto: one within the inner distance, which the bounds trust
+    on meaning alone; a row routed by the one-valued attribute the question surely asks of the customer
+    ("Where does the customer live?", or a query of stop words such as "name"), which is that attribute's
+    answer whatever words it shares with the question; and a row in another language than the question (the
+    gate was trained on questions in the row's language: across languages its features say little)."""
+    if not item.passes:
+        return False
+    if item.distance is not None and item.distance <= settings["recall_distance"]:
+        item.reason += "; within the inner distance (the gate does not veto)"
+        return True
+    if routed:
+        item.reason = f"routed by the attribute the question asks about; relevance {item.relevance:.2f} (no veto)"
+        return True
+    if item.relevance < settings["relevance_floor"] and query_language in TRANSLATED_LANGUAGES:
+        row_language = detect_language(_plaintext(item.item))
+        # Only the languages recall translates between (memory.recall.cross_language), where a question and
+        # a row in two of them are the pairs cross-language recall is built for.
+        if row_language in TRANSLATED_LANGUAGES and row_language != query_language:
+            item.reason += f"; relevance {item.relevance:.2f}, but in another language than the question (no veto)"
+            return True
+    return False
+
+
+def _plaintext(memory: Memory) -> str:
+    """A row's content for a decision, left sealed on the row (only what is shown is decrypted there)."""
+    value = memory.__dict__.get("content")
+    if not isinstance(value, Sealed):
+        return value or ""
+    field = Memory._meta.get_field("content")
+    return open_sealed(value, key=data_key_for(field.space_id_of(memory)), aad=field.aad_for(memory))
+
+
+def _gate(item: Scored, settings: dict, *, behind: int) -> None:
+    """The learned gate's verdict: within the distance bounds it may veto, outside them it may admit (see
+    ``memory.recall.relevance``)."""
+    floor_name = "relevance_floor" if item.passes else "relevance_admit"
+    floor = settings[floor_name]
+    verdict = item.relevance >= floor
+    if item.passes:
+        item.reason += f"; relevance {item.relevance:.2f} {'≥' if verdict else '<'} floor {floor}"
+    else:
+        item.reason = f"outside the distances; relevance {item.relevance:.2f} {'≥' if verdict else '<'} admit {floor}"
+    if verdict and not item.passes:
+        item.ranks["vector"] = behind  # admitted by the gate: fused after what the bounds passed
+    item.passes = verdict
+
+
+def pairs_of(scored: dict, nearest: dict, analysis: QueryAnalysis, named_topics: set[str]) -> dict:
+    """What recall knows of each candidate memory for the gate (topic rows and transcript lines aside)."""
+    closest = min((m.distance for m in nearest.values() if m.distance is not None), default=None)
+    pairs = {}
+    for pk, item in scored.items():
+        memory = item.item
+        if not isinstance(memory, Memory) or memory.kind == "topic":
+            continue
+        topic = (memory.topic or "").strip().lower()
+        pairs[pk] = relevance.Pair(
+            distance=memory.distance,
+            nearest_distance=closest,
+            nearest_position=memory.nearest_position,
+            matched_tokens=item.matched_tokens,
+            query_keywords=len(analysis.keywords),
+            topic_named=topic in named_topics,
+            row_topic=topic,
+            row_kind=memory.kind,
+        )
+    return pairs
+
+
+def _judge_relevance(
+    space, scored: dict, nearest: dict, analysis, named_topics, reading, query_vectors, *, decide
+) -> None:
+    """Each candidate memory's gate features (kept for training) and, when the gate ``decide``s, its
+    probability of answering. Nothing when the query has no vector or the space's vectors are not the bundled
+    model's (the gate was trained on those): the distance bounds then decide alone."""
+    if query_vectors is None or not gate_reads_this_engine():
+        return
+    pairs = pairs_of(scored, nearest, analysis, named_topics)
+    if not pairs:
+        return
+    # Fetched with the candidates (``candidates.SHOWN_COLUMNS``): no statement of its own.
+    stored = {pk: scored[pk].item.__dict__.get("embedding") for pk in pairs}
+    ids = [pk for pk in pairs if stored.get(pk) is not None]
+    if not ids:
+        return
+    question_vector = out_of_space(space.id, query_vectors[:1])[0]
+    row_vectors = out_of_space(space.id, np.vstack([np.asarray(stored[pk], dtype=np.float32) for pk in ids]))
+    question = relevance.QuestionReading.of(reading)
+    rows = [
+        relevance.features(pairs[pk], question, question_vector * vector)
+        for pk, vector in zip(ids, row_vectors, strict=True)
+    ]
+    for pk, row in zip(ids, rows, strict=True):
+        scored[pk].gate_features = row
+    if decide:
+        for pk, probability in zip(ids, relevance.gate().probabilities(rows), strict=True):
+            scored[pk].relevance = float(probability)
+
+
+def gate_reads_this_engine() -> bool:
+    return engine_name() == local_embedder().name
 
 
 def _first_found(memory) -> tuple:
@@ -174,9 +330,9 @@ def recall(
     weights = settings["strategy_weights"]
     analysis = analyse_query(query)
     keys_before = set(analysis.topic_keys)
-    # Only a query of stop words is routed by its attribute: a question with words of its own is matched by
-    # them, and an unrelated question must still get nothing (a whole attribute's rows would pass).
-    routed = "" if analysis.keywords or analysis.phrases else _route_to_attribute(space, query, analysis)
+    worded = bool(analysis.keywords or analysis.phrases)
+    reading = _read_query(space, query)
+    routed = _route_to_attribute(query, reading, analysis, worded=worded)
     routed_only = routed if routed not in keys_before else ""
     if not analysis.keywords and not analysis.phrases and not routed:
         # Only stop words ("the", "is it in?"): nothing to search for, and any nearest row is noise.
@@ -212,15 +368,15 @@ def recall(
     # A topic row's content is only its name: a word that is near any short query. Topics are
     # matched by their key, never by vector (the nearest candidates are statements only).
     nearest = {m.pk: m for m in rows if m.nearest_position is not None}
+    routed_rows = _routed_statements(rows, routed_only, limit=ROUTED_STATEMENTS if worded else None)
     scored: dict = {}
     for memory in rows:
         item = Scored(item=memory, kind=memory.kind, distance=memory.distance)
         if memory.keyword_rank is not None:
             item.ranks["keyword"] = memory.keyword_rank
             item.matched_tokens = memory.matched_tokens
-        if memory.topic_rank is not None and not (memory.kind == "topic" and memory.topic == routed_only):
-            # A topic row named only by the routed attribute is a tag, not an answer: its statements are.
-            item.ranks["topic"] = memory.topic_rank
+        if memory.topic_rank is not None and (memory.topic != routed_only or memory.pk in routed_rows):
+            item.ranks["topic"] = routed_rows.get(memory.pk, memory.topic_rank)
         scored[memory.pk] = item
     if settings["hybrid"] and settings["keep_transcripts"] and not kinds:
         with timings.measure("db"):
@@ -229,8 +385,17 @@ def recall(
     for rank, memory in enumerate(_passing_by_meaning(nearest), start=1):
         scored[memory.pk].ranks["vector"] = rank
 
+    gated = settings["relevance_gate"]
+    query_language = detect_language(query)
+    _judge_relevance(space, scored, nearest, analysis, keys_before, reading, vectors, decide=gated)
     for item in scored.values():
         item.passes = bool(item.ranks)
+        item.reason = _bounds_reason(item)
+        routed_here = item.id in routed_rows or (
+            not worded and routed and (getattr(item.item, "topic", "") or "") == routed
+        )
+        if gated and item.relevance is not None and not _beyond_veto(item, settings, routed_here, query_language):
+            _gate(item, settings, behind=len(nearest) + 1)
         item.fused = sum(weights.get(s, 0.0) / (RRF_K + rank) for s, rank in item.ranks.items())
         if (
             item.kind == "task"
@@ -244,7 +409,9 @@ def recall(
     def order(item: Scored):
         importance = getattr(item.item, "importance", 0.0) or 0.0
         updated = getattr(item.item, "updated_at", None) or getattr(item.item, "sent_at", None)
-        return (-item.fused, -importance, -(updated.timestamp() if updated else 0))
+        # With the gate deciding, the row likeliest to answer comes first; transcript lines after memories.
+        likelihood = (item.relevance if item.relevance is not None else -1.0) if gated else 0.0
+        return (-likelihood, -item.fused, -importance, -(updated.timestamp() if updated else 0))
 
     candidates = sorted(scored.values(), key=order)
     hits = [c.as_hit() for c in candidates if c.passes][:limit]

@@ -19,14 +19,18 @@ from memory.text.analysis import remembered_space_key
 from memory.understanding.features import feature_matrix
 
 WEIGHTS = Path(__file__).with_name("weights.npz")
-HEADS = ("intent", "attribute", "polarity")
+HEADS = ("intent", "attribute", "polarity", "subject")
 INTENTS = ("statement", "question", "instruction", "forget", "correction", "small_talk")
 ATTRIBUTES = ("name", "residence", "contact", "family", "pets", "vehicle", "job", "company", "plan", "payment",
               "schedule", "health", "education", "hobby", "preference", "order", "other", "none")  # fmt: skip
 # The attributes that name a subject (a topic, a key to search by); "other" and "none" name nothing.
 SUBJECT_ATTRIBUTES = frozenset(ATTRIBUTES) - {"other", "none"}
 POLARITIES = ("positive", "negative")
-LABELS = {"intent": INTENTS, "attribute": ATTRIBUTES, "polarity": POLARITIES}
+# Whom a question is about: the customer (their own life, family and pets as theirs), someone else, the
+# company the agent speaks for, or nobody (general knowledge, small talk). Trained on its own labelled
+# questions (eval/data/understanding/about_train.jsonl) over the same kernel.
+SUBJECTS = ("customer", "other_person", "company", "nothing")
+LABELS = {"intent": INTENTS, "attribute": ATTRIBUTES, "polarity": POLARITIES, "subject": SUBJECTS}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +42,8 @@ class Reading:
     polarity: str
     polarity_confidence: float
     intent_scores: dict[str, float]
+    attribute_scores: dict[str, float] = dataclasses.field(default_factory=dict)
+    subject_scores: dict[str, float] = dataclasses.field(default_factory=dict)
 
     @property
     def says_something_lasting(self) -> bool:
@@ -109,6 +115,10 @@ def readings_of(features: np.ndarray) -> list[Reading]:
                 polarity=POLARITIES[picked["polarity"]],
                 polarity_confidence=float(probabilities["polarity"][row, picked["polarity"]]),
                 intent_scores={i: float(p) for i, p in zip(INTENTS, probabilities["intent"][row], strict=True)},
+                attribute_scores={
+                    a: float(p) for a, p in zip(ATTRIBUTES, probabilities["attribute"][row], strict=True)
+                },
+                subject_scores={s: float(p) for s, p in zip(SUBJECTS, probabilities["subject"][row], strict=True)},
             )
         )
     return readings
