@@ -53,7 +53,7 @@ def load_accounts() -> list[dict]:
 
 def build(tenant, account: dict):
     """The account's space, its history through the pipeline, and each current row's history line."""
-    from eval.customer_history import tell_history
+    from bench.customer_history import tell_history
     from memory.models import Memory
     from tenants import scope
 

@@ -26,7 +26,7 @@ def progress(message: str) -> None:
 
 
 def evaluate(accounts: list[dict]) -> dict:
-    from eval.customer_history import tell_history
+    from bench.customer_history import tell_history
     from memory.recall.search import recall
     from tenants import scope
     from tenants.tenant_admin import create_tenant

@@ -1,5 +1,5 @@
 """A customer's history told to a fresh space through the turn pipeline, one message a session, a day apart:
-how the evaluations that build accounts from written histories store them."""
+how the evaluations and benchmarks that build accounts from written histories store them."""
 
 from __future__ import annotations
 
