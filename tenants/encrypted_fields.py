@@ -76,6 +76,16 @@ class _EncryptedAttribute(DeferredAttribute):
         instance.__dict__[self.field.attname] = value
 
 
+def read_without_keeping(instance, attname: str) -> str:
+    """The field's plaintext for one decision, leaving the instance holding its ciphertext: what is only
+    looked at stays sealed on the row (recall decrypts what it shows, not every candidate it weighs)."""
+    value = instance.__dict__.get(attname)
+    if not isinstance(value, Sealed):
+        return value or ""
+    field = instance._meta.get_field(attname)
+    return open_sealed(value, key=data_key_for(field.space_id_of(instance)), aad=field.aad_for(instance))
+
+
 class EncryptedTextField(models.BinaryField):
     descriptor_class = _EncryptedAttribute
 

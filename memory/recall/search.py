@@ -35,8 +35,7 @@ from memory.text.digests import keyword_digests, topic_digest
 from memory.text.embeddings import EmbeddingUnavailable, local_embedder
 from memory.text.vectors import embed_for_space, engine_name, out_of_space
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read_one
-from tenants.encrypted_fields import Sealed, open_sealed
-from tenants.space_keys import data_key_for
+from tenants.encrypted_fields import read_without_keeping
 from tenants.space_settings import effective_settings
 
 RRF_K = 60
@@ -198,22 +197,13 @@ def _beyond_veto(item: Scored, settings: dict, routed: bool, query_language: str
         item.reason = f"routed by the attribute the question asks about; relevance {item.relevance:.2f} (no veto)"
         return True
     if item.relevance < settings["relevance_floor"] and query_language in TRANSLATED_LANGUAGES:
-        row_language = detect_language(_plaintext(item.item))
+        row_language = detect_language(read_without_keeping(item.item, "content"))
         # Only the languages recall translates between (memory.recall.cross_language), where a question and
         # a row in two of them are the pairs cross-language recall is built for.
         if row_language in TRANSLATED_LANGUAGES and row_language != query_language:
             item.reason += f"; relevance {item.relevance:.2f}, but in another language than the question (no veto)"
             return True
     return False
-
-
-def _plaintext(memory: Memory) -> str:
-    """A row's content for a decision, left sealed on the row (only what is shown is decrypted there)."""
-    value = memory.__dict__.get("content")
-    if not isinstance(value, Sealed):
-        return value or ""
-    field = Memory._meta.get_field("content")
-    return open_sealed(value, key=data_key_for(field.space_id_of(memory)), aad=field.aad_for(memory))
 
 
 def _gate(item: Scored, settings: dict, *, behind: int) -> None:
