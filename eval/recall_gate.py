@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from memory.recall.relevance import Gate
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "eval" / "data" / "recall_gate"
 WEIGHTS = ROOT / "memory" / "recall" / "relevance.npz"
@@ -120,17 +122,6 @@ def _fit(records: list[dict], c: float):
     return mean, scale, model.coef_[0], float(model.intercept_[0])
 
 
-def _probabilities(records, mean, scale, weights, bias) -> list[np.ndarray]:
-    out = []
-    for r in records:
-        if not r["features"]:
-            out.append(np.zeros(0))
-            continue
-        x = (np.asarray(r["features"], dtype=np.float64) - mean) / scale
-        out.append(1.0 / (1.0 + np.exp(-(x @ weights + bias))))
-    return out
-
-
 def question_scores(records: list[dict], probabilities: list[np.ndarray], floor: float) -> dict:
     """Answerable questions whose answer passes (and comes first); unanswerable ones that return anything."""
     answerable = [(r, p) for r, p in zip(records, probabilities, strict=True) if r["answerable"]]
@@ -183,8 +174,9 @@ def out_of_fold(records: list[dict], c: float) -> list[np.ndarray]:
         train = [r for r in records if r["lang"] not in fold]
         mean, scale, weights, bias = _fit(train, c)
         held = [i for i, r in enumerate(records) if r["lang"] in fold]
-        for i, p in zip(held, _probabilities([records[i] for i in held], mean, scale, weights, bias), strict=True):
-            probabilities[i] = p
+        model = Gate(mean=mean, scale=scale, weights=weights, bias=bias)  # as recall applies it
+        for i in held:
+            probabilities[i] = model.probabilities(records[i]["features"])
     return probabilities
 
 

@@ -221,7 +221,7 @@ def _gate(item: Scored, settings: dict, *, behind: int) -> None:
     item.passes = verdict
 
 
-def pairs_of(scored: dict, nearest: dict, analysis: QueryAnalysis, named_topics: set[str]) -> dict:
+def _pairs_of(scored: dict, nearest: dict, analysis: QueryAnalysis, named_topics: set[str]) -> dict:
     """What recall knows of each candidate memory for the gate (topic rows and transcript lines aside)."""
     closest = min((m.distance for m in nearest.values() if m.distance is not None), default=None)
     pairs = {}
@@ -251,7 +251,7 @@ def _judge_relevance(
     model's (the gate was trained on those): the distance bounds then decide alone."""
     if query_vectors is None or not gate_reads_this_engine():
         return
-    pairs = pairs_of(scored, nearest, analysis, named_topics)
+    pairs = _pairs_of(scored, nearest, analysis, named_topics)
     if not pairs:
         return
     # Fetched with the candidates (``candidates.SHOWN_COLUMNS``): no statement of its own.
@@ -378,12 +378,12 @@ def recall(
     gated = settings["relevance_gate"]
     query_language = detect_language(query)
     _judge_relevance(space, scored, nearest, analysis, keys_before, reading, vectors, decide=gated)
+    # The rows routed by the attribute asked about, also when the query names it in words ("name"): no veto.
+    answering_attribute = routed_rows if worded else _routed_statements(rows, routed, limit=None)
     for item in scored.values():
         item.passes = bool(item.ranks)
         item.reason = _bounds_reason(item)
-        routed_here = item.id in routed_rows or (
-            not worded and routed and (getattr(item.item, "topic", "") or "") == routed
-        )
+        routed_here = item.id in answering_attribute
         if gated and item.relevance is not None and not _beyond_veto(item, settings, routed_here, query_language):
             _gate(item, settings, behind=len(nearest) + 1)
         item.fused = sum(weights.get(s, 0.0) / (RRF_K + rank) for s, rank in item.ranks.items())
