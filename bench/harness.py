@@ -17,6 +17,8 @@ REPORT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 
 def setup_django():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.test_settings")
+    # The production ceiling, not the test suite's: servers a benchmark starts inherit this environment.
+    os.environ.setdefault("ENGRAM_DB_CONNECTIONS", "6")
     import django
 
     django.setup()

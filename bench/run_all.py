@@ -1,6 +1,6 @@
 """`make bench`: every benchmark, each writing its section of docs/benchmarks.md."""
 
-from bench import embedding_batch, footprint, ingest_latency, recall_scale, relevance_gate, turn_load
+from bench import connections, embedding_batch, footprint, ingest_latency, recall_scale, relevance_gate, turn_load
 
 if __name__ == "__main__":
     print(embedding_batch.main())
@@ -9,3 +9,4 @@ if __name__ == "__main__":
     print(turn_load.main(30))
     print(relevance_gate.main())
     print(footprint.main(60))
+    print(connections.main(60))

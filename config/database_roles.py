@@ -48,13 +48,20 @@ def as_owner(connection):
         yield
         return
     runtime = {key: connection.settings_dict.get(key) for key in CREDENTIALS}
-    connection.close()
+    _close_with_pools(connection)
     connection.settings_dict.update(owner)
     try:
         yield
     finally:
-        connection.close()
+        _close_with_pools(connection)
         connection.settings_dict.update(runtime)
+
+
+def _close_with_pools(connection) -> None:
+    # A pooled connection handed back would be handed out again with the other role's credentials.
+    connection.close()
+    if hasattr(connection, "close_pool"):
+        connection.close_pool()
 
 
 def grant_runtime_privileges(using: str = DEFAULT_DB_ALIAS, **kwargs) -> None:

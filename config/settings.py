@@ -187,7 +187,28 @@ ENGRAM_DATABASE_OWNER = (
 # Every request runs in one transaction: the row-level-security scope is set inside it with
 # set_config(..., is_local => true), so it can never outlive the request on a pooled connection.
 _database["ATOMIC_REQUESTS"] = True
-_database["CONN_MAX_AGE"] = int(os.environ.get("ENGRAM_DB_CONN_MAX_AGE", "60"))
+# Each process holds at most ENGRAM_DB_CONNECTIONS connections, whatever its threads do: Django's
+# psycopg pool for requests and tasks, and a small pool beside it for the rate limit's autocommit
+# statement (config/postgres_backend). A thread that finds none free waits ENGRAM_DB_POOL_TIMEOUT
+# seconds, then its request is a 503 with Retry-After (config/database_unavailable.py) — persistent
+# per-thread connections grew with every thread runserver started and ran the server out of slots.
+ENGRAM_DB_CONNECTIONS = int(os.environ.get("ENGRAM_DB_CONNECTIONS", "6"))
+if ENGRAM_DB_CONNECTIONS < 2:
+    raise ImproperlyConfigured("ENGRAM_DB_CONNECTIONS must be at least 2 (one for requests, one for the rate limit).")
+ENGRAM_DB_POOL_TIMEOUT = float(os.environ.get("ENGRAM_DB_POOL_TIMEOUT", "3"))
+ENGRAM_DB_RATE_LIMIT_CONNECTIONS = 1 if ENGRAM_DB_CONNECTIONS < 6 else 2
+_database["OPTIONS"] = {
+    **_database["OPTIONS"],
+    "pool": {
+        "min_size": 1,
+        "max_size": ENGRAM_DB_CONNECTIONS - ENGRAM_DB_RATE_LIMIT_CONNECTIONS,
+        "timeout": ENGRAM_DB_POOL_TIMEOUT,
+        # An idle connection is closed after a minute, as CONN_MAX_AGE=60 did.
+        "max_idle": 60.0,
+        "num_workers": 1,
+    },
+}
+_database["CONN_MAX_AGE"] = 0  # the pool keeps them; Django refuses both at once
 _database["CONN_HEALTH_CHECKS"] = True
 DATABASES = {"default": _database}
 

@@ -11,6 +11,10 @@ os.environ.setdefault(
     "default=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=,customer-acme=ICEiIyQlJicoKSorLC0uLzAxMjM0NTY3ODk6Ozw9Pj8=",
 )
 os.environ.setdefault("ENGRAM_DEFAULT_KEY_ID", "default")
+# Tests release a dozen threads at once, some holding their connection while they wait for a lock
+# another holds: a production-sized pool would time them out. The ceiling itself is tested with a
+# small pool (tests/test_database_connections.py).
+os.environ.setdefault("ENGRAM_DB_CONNECTIONS", "32")
 
 from config.settings import *  # noqa: F403
 
@@ -18,9 +22,6 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Tests run turns explicitly (or with ?wait=true); the dummy backend records what was queued.
 if os.environ.get("ENGRAM_TEST_TASKS") != "database":  # `make load` runs a real worker
     TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend"}}
-# Live-server threads must close their connections after each request, or the test database
-# cannot be dropped at the end of the run.
-DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

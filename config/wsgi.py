@@ -24,7 +24,11 @@ from api.query_parameters import documented_parameters  # noqa: E402
 
 documented_parameters()
 
-# A connection opened here would be inherited by every forked worker: one socket, several users.
+# A connection opened here would be inherited by every forked worker: one socket, several users; and
+# a pool's threads do not survive a fork. Each worker opens its own pools on first use.
 from django.db import connections  # noqa: E402
 
-connections.close_all()
+for _connection in connections.all(initialized_only=True):
+    _connection.close()
+    if hasattr(_connection, "close_pool"):
+        _connection.close_pool()

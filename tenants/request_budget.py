@@ -4,9 +4,10 @@ The generic cell rate algorithm (GCRA): one row per key holds a "theoretical arr
 request moves forward by period / N; a request is refused while that time is more than one period
 ahead of now, and the refusal says how long until it is not. Up to N requests may come at once, then
 one per period / N. One statement decides and counts (after a refusal a second one reads how long to
-wait), on a connection of its own in autocommit: the row is locked for that statement only, never for
-the rest of a request. (Django's cache, counted inside the request's transaction, made every request
-of the same key wait for the one before it to finish, and lost counts when two read the same value.)
+wait), on a connection beside the request's, in autocommit, from a small pool the process's threads
+share: the row is locked for that statement only, never for the rest of a request. (Django's cache,
+counted inside the request's transaction, made every request of the same key wait for the one before
+it to finish, and lost counts when two read the same value.)
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import dataclasses
 import re
 
 import psycopg
+import psycopg_pool
 from django.db import OperationalError, connection
 
 # A time further ahead than one period (the limit was changed to a shorter period since) counts as
@@ -73,25 +75,25 @@ class Rate:
 def spend(key_prefix: str, rate: Rate) -> float:
     """Take one request from the key's budget: 0.0 when it may go ahead, else the seconds to wait (> 0).
 
-    A kept connection that has died since its last use (the server restarted) is replaced and the
-    statement sent once more; a fresh connection that fails is the database being down."""
+    A pooled connection that has died since its last use (the server restarted) is dropped and the
+    statement sent once more on another; a second failure is the database being down (or every
+    connection of the process busy past the pool's timeout): a 503."""
     parameters = {
         "prefix": key_prefix,
         "interval": rate.interval,
         "tolerance": rate.period_seconds - rate.interval,
         "period": rate.period_seconds,
     }
-    reused = connection.has_side_connection()
+    attempts_left = 2
     while True:
         try:
-            with connection.autocommit_side_connection().cursor() as cursor:
+            with connection.autocommit_side_connection() as side, side.cursor() as cursor:
                 cursor.execute(SPEND_SQL, parameters)
                 if cursor.fetchone() is not None:
                     return 0.0
                 cursor.execute(WAIT_SQL, parameters)
                 return max(SHORTEST_WAIT_SECONDS, float(cursor.fetchone()[0]))
         except psycopg.OperationalError as exc:
-            connection.close_side_connection()
-            if not reused:
+            attempts_left -= 1
+            if not attempts_left or isinstance(exc, psycopg_pool.PoolTimeout):
                 raise OperationalError(str(exc)) from exc
-            reused = False  # once more, on a new connection

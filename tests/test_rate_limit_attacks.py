@@ -70,47 +70,48 @@ def test_rate_texts_that_mean_something_else_are_refused():
 
 
 def test_side_connection_runs_as_the_runtime_role_without_rls_bypass_or_scope():
-    side = connection.autocommit_side_connection()
-    user, superuser, bypass = side.execute(
-        "SELECT current_user, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
-    ).fetchone()
+    with connection.autocommit_side_connection() as side:
+        user, superuser, bypass = side.execute(
+            "SELECT current_user, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"
+        ).fetchone()
+        settings_rows = side.execute(
+            "SELECT name, setting FROM pg_settings WHERE name LIKE 'engram.%' OR name LIKE 'app.%'"
+        ).fetchall()
     assert user == django_settings.ENGRAM_RUNTIME_DATABASE_ROLE
     assert not superuser and not bypass
-    settings_rows = side.execute(
-        "SELECT name, setting FROM pg_settings WHERE name LIKE 'engram.%' OR name LIKE 'app.%'"
-    ).fetchall()
     assert all(not value for _, value in settings_rows), settings_rows
 
 
-def test_side_connection_is_per_thread_and_closed_with_the_thread_connection():
-    main_side = connection.autocommit_side_connection()
-    seen = {}
+def test_side_connections_are_shared_by_the_process_threads_and_never_exceed_their_pool():
+    """Each thread used to keep a side connection of its own for as long as it lived: runserver starts a
+    thread per request, and the server ran out of connection slots."""
+    with connection.autocommit_side_connection() as first:
+        first_pid = first.info.backend_pid
+    seen = []
 
     def other():
-        try:
-            side = connections["default"].autocommit_side_connection()
-            seen["pid"] = side.info.backend_pid
-            connections.close_all()
-            seen["closed"] = side.closed
-        except Exception as exc:
-            seen["error"] = exc
+        with connections["default"].autocommit_side_connection() as side:
+            seen.append(side.info.backend_pid)
+        connections.close_all()
 
-    t = threading.Thread(target=other)
-    t.start()
-    t.join(30)
-    assert "error" not in seen, seen
-    assert seen["pid"] != main_side.info.backend_pid and seen["closed"]
-    assert not main_side.closed
+    threads = [threading.Thread(target=other) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(seen) == 8
+    assert len(set(seen) | {first_pid}) <= django_settings.ENGRAM_DB_RATE_LIMIT_CONNECTIONS
 
 
-def test_database_down_for_the_counter_is_a_clean_503(monkeypatch, key_a):
+def test_database_down_for_the_counter_is_a_clean_503(monkeypatch, settings, key_a):
     client = api_client(key_a.secret)
+    settings.ENGRAM_DB_POOL_TIMEOUT = 0.5
     connection.close_side_connection()
 
     def refuse(*args, **kwargs):
         raise psycopg.OperationalError("connection refused (review)")
 
-    monkeypatch.setattr(connection.Database, "connect", refuse)
+    monkeypatch.setattr(psycopg.Connection, "connect", refuse)
     response = client.get(SPACES)
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
@@ -121,7 +122,9 @@ def test_a_read_only_database_under_the_counter_is_a_json_error_not_a_raw_500(ke
     """A psycopg error other than OperationalError from the side connection (held: JSON internal_error)."""
     client = api_client(key_a.secret)
     assert client.get(SPACES).status_code == 200
-    connection.autocommit_side_connection().execute("SET default_transaction_read_only = on")
+    connection.close_side_connection()
+    with connection.autocommit_side_connection() as side:  # the process's only idle one, handed out next
+        side.execute("SET default_transaction_read_only = on")
     client.raise_request_exception = False
     response = client.get(SPACES)
     connection.close_side_connection()
@@ -133,7 +136,8 @@ def test_a_killed_counter_connection_twice_in_a_row_is_still_clean(key_a):
     client = api_client(key_a.secret)
     for _ in range(2):
         assert client.get(SPACES).status_code == 200
-        pid = connection.autocommit_side_connection().info.backend_pid
+        with connection.autocommit_side_connection() as side:
+            pid = side.info.backend_pid
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
     assert client.get(SPACES).status_code == 200
@@ -157,21 +161,21 @@ def test_concurrent_http_requests_of_one_key_are_limited_exactly(settings, key_a
 @pytest.mark.django_db(transaction=True)
 def test_the_side_connection_sees_no_tenant_rows_without_a_scope(key_a, space_a, space_b):
     """It carries no row-level-security scope: every tenant table must read as empty on it (fail closed)."""
-    side = connection.autocommit_side_connection()
-    tables = [
-        row[0]
-        for row in side.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE c.relkind = 'r' AND c.relrowsecurity AND n.nspname = current_schema()"
-        ).fetchall()
-    ]
+    with connection.autocommit_side_connection() as side:
+        tables = [
+            row[0]
+            for row in side.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE c.relkind = 'r' AND c.relrowsecurity AND n.nspname = current_schema()"
+            ).fetchall()
+        ]
+        visible = {t: side.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+        # and the budget table holds nothing a tenant wrote: a prefix and a time
+        columns = [r[0] for r in side.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'tenants_apikeyrequestbudget'"
+        ).fetchall()]  # fmt: skip
     assert "tenants_space" in tables and "memory_message" in tables
-    visible = {t: side.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
     assert not any(visible.values()), visible
-    # and the budget table holds nothing a tenant wrote: a prefix and a time
-    columns = [r[0] for r in side.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'tenants_apikeyrequestbudget'"
-    ).fetchall()]  # fmt: skip
     assert sorted(columns) == ["key_prefix", "theoretical_arrival"]
 
 
@@ -193,7 +197,8 @@ def test_the_side_connection_takes_the_role_the_main_one_assumes(superuser_conni
             cursor.execute("SELECT current_user")
             main_role = cursor.fetchone()[0]
             cursor.execute("RESET ROLE")
-        side_role = connection.autocommit_side_connection().execute("SELECT current_user").fetchone()[0]
+        with connection.autocommit_side_connection() as side:
+            side_role = side.execute("SELECT current_user").fetchone()[0]
     finally:
         options.pop("assume_role", None)
         connection.close_side_connection()

@@ -1,8 +1,14 @@
-"""Django's PostgreSQL backend, with the test database created and dropped by the owner role, and a
-second connection per thread that is always in autocommit (``autocommit_side_connection``)."""
+"""Django's PostgreSQL backend, with the test database created and dropped by the owner role, and
+connections beside the request's that are always in autocommit (``autocommit_side_connection``)."""
 
+import contextlib
+
+import psycopg
+import psycopg.sql
+from django.conf import settings
 from django.db.backends.postgresql import base
 from django.db.backends.postgresql.creation import DatabaseCreation
+from psycopg_pool import ConnectionPool
 
 from config.database_roles import as_owner
 
@@ -21,35 +27,60 @@ class OwnerDatabaseCreation(DatabaseCreation):
 
 class DatabaseWrapper(base.DatabaseWrapper):
     creation_class = OwnerDatabaseCreation
-    _side_connection = None
+    # One per process and alias, like Django's own pools (class attribute: every thread's wrapper shares it).
+    _rate_limit_pools: dict[str, ConnectionPool] = {}
 
+    @contextlib.contextmanager
     def autocommit_side_connection(self):
-        """A connection of this thread's beside the main one, each statement committed on its own.
+        """A connection beside the request's, each statement committed on its own, for one short use.
 
         For counters that every process must see at once and that must not wait for the request's
         transaction: a row updated inside that transaction stays locked until the request ends, so
         every other request touching the row (the same API key's rate limit) would queue behind it.
-        Same database, same role and parameters (``assume_role`` too, as Django sets it on the main
-        one); it lives and dies with the main connection (closed with it, so a test database can be
-        dropped), and a broken one is replaced on the next use.
+        Same database, role and parameters (``assume_role`` too, as Django sets it on the main one),
+        from a pool of the process's own that the request threads share, so a process never holds
+        more than ``ENGRAM_DB_CONNECTIONS`` connections however many threads it runs. A connection
+        that broke while in use is not given back (psycopg_pool drops it).
         """
-        side = self._side_connection
-        if side is None or side.closed or side.broken:
-            side = self.Database.connect(**self.get_connection_params(), autocommit=True)
-            self._configure_role(side)  # Django's own SET ROLE for OPTIONS["assume_role"]
-            self._side_connection = side
-        return side
+        with self.rate_limit_pool().connection() as side:
+            yield side
 
-    def has_side_connection(self) -> bool:
-        return self._side_connection is not None and not self._side_connection.closed
+    def rate_limit_pool(self) -> ConnectionPool:
+        pool = self._rate_limit_pools.get(self.alias)
+        if pool is None:
+            parameters = self.get_connection_params()
+            parameters.pop("pool", None)
+            pool = ConnectionPool(
+                kwargs={**parameters, "autocommit": True},
+                min_size=0,
+                max_size=settings.ENGRAM_DB_RATE_LIMIT_CONNECTIONS,
+                timeout=settings.ENGRAM_DB_POOL_TIMEOUT,
+                max_idle=60.0,
+                configure=self._configure_role,
+                num_workers=1,
+                open=False,
+            )
+            # Two threads may build one at once: the first stored wins, the other is never opened.
+            pool = self._rate_limit_pools.setdefault(self.alias, pool)
+        pool.open()
+        return pool
+
+    def _configure_role(self, connection):
+        """``SET ROLE`` for ``OPTIONS["assume_role"]``, composed on the new connection itself: a pool
+        configures connections on its own thread, where Django's version (which borrows this wrapper's
+        cursor to quote the name) fails, and no connection is ever made."""
+        if new_role := self.settings_dict["OPTIONS"].get("assume_role"):
+            connection.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(new_role)))
+            return True
+        return False
 
     def close_side_connection(self):
-        side, self._side_connection = self._side_connection, None
-        if side is not None and not side.closed:
-            side.close()
+        """Close the process's rate-limit connections (a test database is about to be dropped, or
+        credentials changed); the next use opens new ones."""
+        pool = self._rate_limit_pools.pop(self.alias, None)
+        if pool is not None:
+            pool.close()
 
-    def close(self):
-        try:
-            super().close()
-        finally:
-            self.close_side_connection()
+    def close_pool(self):
+        super().close_pool()
+        self.close_side_connection()
