@@ -1,9 +1,13 @@
-"""The MCP server end to end with the SDK's own client: streamable HTTP on a real port, and stdio."""
+"""The MCP server end to end: streamable HTTP on a real port and stdio with the SDK's own client, and stdio by hand."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import queue
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -12,13 +16,16 @@ from pathlib import Path
 import httpx2
 import pytest
 import uvicorn
+from django.db import connection, transaction
 from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import REQUEST_TIMEOUT
 
 from mcp_server.gateway import engram_for
 from mcp_server.http_app import http_app
 from mcp_server.tools import build_server
+from memory.dedup.lock import lock_space
 
 FACT = "Hi! We run a fleet of four vans. Can you check my invoice?"
 VANS = "We run a fleet of four vans."
@@ -166,17 +173,19 @@ def test_shared_space_tools_find_past_cases_and_resolutions(mcp_url, key_a, tena
     assert wrong_kind.is_error and "not_found" in wrong_kind.content[0].text
 
 
-def test_the_stdio_server_answers_with_the_key_from_the_environment(transactional_db, key_a, space_a, settings):
-    remember_vans(key_a)
-    from django.db import connection
-
-    environment = {
+def stdio_environment(key) -> dict[str, str]:
+    """What ``manage.py mcp`` needs to serve ``key`` from this test's database."""
+    return {
         "DJANGO_SETTINGS_MODULE": "config.test_settings",
         "ENGRAM_DATABASE_NAME": connection.settings_dict["NAME"],
-        "ENGRAM_API_KEY": key_a.secret,
+        "ENGRAM_API_KEY": key.secret,
     }
+
+
+def test_the_stdio_server_answers_with_the_key_from_the_environment(transactional_db, key_a, space_a, settings):
+    remember_vans(key_a)
     parameters = StdioServerParameters(
-        command=sys.executable, args=["manage.py", "mcp"], env=environment, cwd=str(PROJECT)
+        command=sys.executable, args=["manage.py", "mcp"], env=stdio_environment(key_a), cwd=str(PROJECT)
     )
 
     async def recall():
@@ -186,3 +195,130 @@ def test_the_stdio_server_answers_with_the_key_from_the_environment(transactiona
     result = asyncio.run(recall())
     assert not result.is_error, result.content
     assert result.structured_content["memories"][0]["content"] == VANS
+
+
+@pytest.fixture
+def start_stdio_server(transactional_db):
+    """``manage.py mcp`` driven by hand, as a client that pipes its requests in; killed if a test leaves it."""
+    servers = []
+
+    def start(key, *options: str) -> subprocess.Popen:
+        server = subprocess.Popen(
+            [sys.executable, "manage.py", "mcp", *options],
+            cwd=PROJECT,
+            env={**get_default_environment(), **stdio_environment(key)},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def tool_call(request_id: int, name: str, arguments: dict) -> dict:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def send_then_close_input(server: subprocess.Popen, requests: list[dict]) -> queue.Queue:
+    """Initialize, send ``requests`` and close the server's input at once; returns what it writes, then None."""
+    client = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
+    opening = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": client},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    written = queue.Queue()
+
+    def read():
+        for line in server.stdout:
+            written.put(json.loads(line))
+        written.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    server.stdin.write(b"".join(json.dumps(message).encode() + b"\n" for message in opening + requests))
+    server.stdin.close()
+    return written
+
+
+def next_written(written: queue.Queue, seconds: float = 120) -> dict:
+    message = written.get(timeout=seconds)
+    assert message is not None, "the server closed its output"
+    return message
+
+
+def until_output_ends(written: queue.Queue, seconds: float) -> list[dict]:
+    deadline = time.monotonic() + seconds
+    messages = []
+    while (message := written.get(timeout=max(0.0, deadline - time.monotonic()))) is not None:
+        messages.append(message)
+    return messages
+
+
+@contextlib.contextmanager
+def space_locked(space):
+    """The space's writer lock held by another connection, as a long turn being written would hold it."""
+    locked, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with transaction.atomic():
+                lock_space(space.id)
+                locked.set()
+                release.wait(timeout=300)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert locked.wait(timeout=30), "the space lock was not taken"
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(timeout=30)
+
+
+def test_the_stdio_server_answers_every_call_it_read_before_its_input_closed(start_stdio_server, key_a, space_a):
+    """A batch piped in and the input closed at once: the calls still running then are answered, not dropped."""
+    memory_id = remember_vans(key_a)
+    server = start_stdio_server(key_a)
+    written = send_then_close_input(
+        server,
+        [
+            tool_call(1, "recall_memories", {"space": "customer-1", "query": "How many vans?"}),
+            tool_call(2, "take_turn", {"space": "customer-1", "message": "We also bought two cargo bikes."}),
+            tool_call(3, "get_memory", {"space": "customer-1", "memory_id": memory_id}),
+        ],
+    )
+    messages = until_output_ends(written, seconds=120)
+    assert server.wait(timeout=30) == 0
+    assert sorted(message["id"] for message in messages) == [0, 1, 2, 3], messages
+    results = {message["id"]: message["result"] for message in messages}
+    assert not any(results[request_id]["isError"] for request_id in (1, 2, 3)), results
+    assert results[1]["structuredContent"]["memories"][0]["content"] == VANS
+    assert results[2]["structuredContent"]["turn_id"]
+    assert results[3]["structuredContent"]["content"] == VANS
+
+
+def test_a_call_still_running_when_the_drain_time_is_up_is_answered_as_not_completed(
+    start_stdio_server, key_a, space_a
+):
+    """A forget queued behind a writer of the same space outlasts the drain time: it is answered with an error
+    then, nothing more is written for it once it does finish, and the server exits cleanly."""
+    remember_vans(key_a)
+    with space_locked(space_a):
+        server = start_stdio_server(key_a, "--drain-seconds", "1")
+        written = send_then_close_input(
+            server, [tool_call(1, "forget_memories", {"space": "customer-1", "utterance": "Forget our vans."})]
+        )
+        initialized, not_completed = next_written(written), next_written(written)
+        assert initialized["id"] == 0 and "result" in initialized
+        assert not_completed["id"] == 1 and not_completed["error"]["code"] == REQUEST_TIMEOUT, not_completed
+        assert "Not completed" in not_completed["error"]["message"]
+    assert until_output_ends(written, seconds=120) == []
+    assert server.wait(timeout=30) == 0
