@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 import dataclasses
 import functools
+import os
 import re
 import threading
 import unicodedata
@@ -23,6 +24,7 @@ from collections import OrderedDict
 from functools import lru_cache
 
 import simplemma
+from simplemma.strategies import DefaultStrategy
 from stop_words import get_stop_words
 
 from memory.text.text_keys import text_key
@@ -245,14 +247,64 @@ def words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(unicodedata.normalize("NFKC", text))]
 
 
-@lru_cache(maxsize=65536)
+# Without simplemma's own token cache: it kept every word it was asked about — a forgotten PIN, a pet's name —
+# readable for the life of the process (#28.3). ``LEMMAS`` below remembers lookups without the words.
+_LEMMATIZER = simplemma.Lemmatizer(
+    cache_max_size=0, lemmatization_strategy=DefaultStrategy(greedy=False, low_memory=LOW_MEMORY_DICTIONARIES)
+)
+
+
+class _Lemmas:
+    """The lemmas looked up before (the low-memory dictionaries are slow to search), under keyed digests of
+    the words (memory/text/text_keys.py), each kept as the edit that turns the word into its lemma: characters
+    cut from its end and the ending added — for a word no dictionary knows (a name, a number), nothing. A
+    word the customer asked to forget is not left readable in the process that read it."""
+
+    def __init__(self, max_entries: int):
+        self.max_entries = max_entries
+        self._edits: OrderedDict[bytes, tuple[int, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def lemma(self, word: str, language: str, lookup) -> str:
+        key = text_key(f"{language}\x00{word}")
+        with self._lock:
+            edit = self._edits.get(key)
+            if edit is not None:
+                self._edits.move_to_end(key)
+        base = word.lower()  # the lemma is lower-case: an edit from "Zorblat" would spell it out again
+        if edit is None:
+            found = lookup(word, language)
+            shared = len(os.path.commonprefix([base, found]))
+            edit = (len(base) - shared, found[shared:])
+            with self._lock:
+                self._edits[key] = edit
+                while len(self._edits) > self.max_entries:
+                    self._edits.popitem(last=False)
+        cut, ending = edit
+        return base[: len(base) - cut] + ending
+
+    def clear(self) -> None:
+        with self._lock:
+            self._edits.clear()
+
+    def __len__(self) -> int:
+        return len(self._edits)
+
+
+LEMMAS = _Lemmas(max_entries=65536)
+
+
+def _looked_up(word: str, language: str) -> str:
+    return _LEMMATIZER.lemmatize(word, language).lower()
+
+
 def lemma(word: str, language: str) -> str:
     if len(word) > MODEL_WORD_CHARS:
         return word[:MODEL_WORD_CHARS]  # no language has such words; the lemmatiser would crawl
     if language not in STOP_WORD_LISTS:
         return word
     try:
-        return simplemma.lemmatize(word, lang=language, low_memory=LOW_MEMORY_DICTIONARIES).lower()
+        return LEMMAS.lemma(word, language, _looked_up)
     except ValueError:
         return word
 

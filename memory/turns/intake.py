@@ -207,7 +207,9 @@ def store_reply(*, space, turn: Turn, content: str, keep_transcripts: bool) -> M
         turn.session,
         IncomingMessage(role=Message.Role.AGENT, content=content, sent_at=timezone.now()),
     )
-    if not keep_transcripts and message.content is not None:
+    # A reply to a forget request says the confirmation back, and the confirmation quotes what was deleted: its
+    # text is not kept either, or the transcript would hold the very words the customer had forgotten.
+    if (not keep_transcripts or turn.forget_handled) and message.content is not None:
         Message.objects.filter(pk=message.pk).update(content=None)
     return message
 
