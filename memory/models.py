@@ -80,6 +80,12 @@ class Message(SpaceOwned):
     role = models.CharField(max_length=16, choices=Role.choices)
     # The id the caller sent with the message (``message_id``), shown as the provenance of what it taught.
     caller_message_id = models.CharField(max_length=200, blank=True, default="")
+    # The turn an agent's line answers: the turn of ``POST …/turns/{id}/reply``, or the transcript it was ingested
+    # in (its system and tool lines too). Null for customer lines (a turn lists those in ``Turn.message_ids``).
+    # Forgetting a memory drops the text of these lines with the customer's, as a reply may quote what it learnt.
+    # A plain id like ``Turn.message_ids``: no foreign key, so erasing a space deletes its turns without a pass
+    # over its messages.
+    answers_turn_id = models.UUIDField(null=True, blank=True)
     # Null once the turn is processed when the space does not keep transcripts.
     content = EncryptedTextField(null=True, blank=True)
     # Blind keyword index of the kept text (transcript recall); empty when the text is not kept.

@@ -12,46 +12,21 @@ import threading
 import time
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.http import Http404
 
 from memory.dedup.edits import edit_memory
 from memory.dedup.writer import MemoryWriter
-from memory.forgetting.deletion import DeletionContext, delete_memories
 from memory.models import DeletionAudit, Episode, Memory
 from memory.shared import storing
 from memory.turns.intake import receive_turn
 from memory.turns.pipeline import attempt_turn
 from tenants import scope
 from tests.conftest import make_space
+from tests.support.two_connections import WAIT, Side, forget
 
 FLEET = "We run a fleet of four vans."
 REFUND = "The customer asks for a refund because the parcel arrived damaged"
-WAIT = 30
-
-
-class Side(threading.Thread):
-    """One connection's work in its own transaction; an exception is kept for the test to raise."""
-
-    def __init__(self, space, work):
-        super().__init__(daemon=True)
-        self.space, self.work, self.error, self.result = space, work, None, None
-
-    def run(self):
-        try:
-            with scope.tenant_scope(self.space.tenant_id, self.space):
-                self.result = self.work()
-        except BaseException as exc:  # surfaced by finish()
-            self.error = exc
-        finally:
-            connections.close_all()
-
-    def finish(self):
-        self.join(timeout=WAIT * 2)
-        assert not self.is_alive(), "a side never finished (deadlock?)"
-        if self.error is not None:
-            raise self.error
-        return self.result
 
 
 def until_done_or_waiting_for_a_lock(side: Side) -> None:
@@ -69,11 +44,6 @@ def until_done_or_waiting_for_a_lock(side: Side) -> None:
 def say(space, message: str, session: str):
     turn = receive_turn(space=space, message=message, session_id=session).turn
     return attempt_turn(turn)
-
-
-def forget(space, memory: Memory):
-    context = DeletionContext(cause=DeletionAudit.Cause.API_KEY, actor="forget race test")
-    return delete_memories(space=space, memories=[memory], context=context)
 
 
 def fleet_fact(space) -> Memory:

@@ -3,9 +3,9 @@
 In one transaction: the memory, every version it superseded (its history), their blind-index
 entries (they live in the rows), with ``with_topic_tags`` the topic rows whose topic no row left
 carries (a tag "555-0123" is the forgotten value itself), and — where the space keeps transcripts —
-the text of every customer message they were derived from, merged mentions included (the empty row stays,
-so a replayed message finds its turn). No archive, no soft delete. What was deleted is read back to
-the caller before the rows go.
+the text of every customer message they were derived from, merged mentions included, and of the agent's
+lines answering those messages' turns (the empty rows stay, so a replayed message finds its turn). No
+archive, no soft delete. What was deleted is read back to the caller before the rows go.
 
 Under the space's write lock (``memory.dedup.lock``), taken before any row is read or touched — the
 writer's order, space then rows, so the two queue instead of deadlocking. Without it a merge that
@@ -22,7 +22,7 @@ from django.db import transaction
 from memory.dedup.edits import history_of
 from memory.dedup.lock import lock_space
 from memory.forgetting.audit import record_deletion
-from memory.models import Memory, Message
+from memory.models import Memory, Message, Turn
 from memory.telemetry import traced
 from tenants.space_settings import effective_settings
 
@@ -91,12 +91,26 @@ def delete_memories(
             deleted.append(Deleted(id=tag.pk, kind=tag.kind, content=tag.content))
     Memory.objects.filter(pk__in=list(rows_to_delete)).delete()
     if keep_transcripts and message_ids:
-        # The text goes; the row stays, as it does when transcripts are not kept: a client that replays the
-        # message (same message_id) is answered with its turn instead of storing the forgotten words again.
-        Message.objects.filter(space=space, pk__in=message_ids, role=Message.Role.CUSTOMER).update(
-            **Message.TEXT_DROPPED
-        )
+        _drop_transcript_text(space, message_ids)
     return deleted
+
+
+def _drop_transcript_text(space, message_ids: set) -> None:
+    """Blank the customer messages the memories came from, then the agent's lines answering their turns.
+
+    The text goes; the row stays, as it does when transcripts are not kept: a client that replays the
+    message (same message_id) or the reply is answered with what it stored then, not with the forgotten
+    words stored again. Two statements, in this order: a reply being stored holds the customer lines of its
+    turn locked (``intake.store_reply``), so the first waits for it and the second, a new snapshot, sees it.
+    """
+    sources = Message.objects.filter(space=space, pk__in=message_ids, role=Message.Role.CUSTOMER)
+    sessions = set(sources.values_list("session_id", flat=True))
+    sources.update(**Message.TEXT_DROPPED)
+    # A turn lists its customer messages; one of a transcript answered by several lines is one turn.
+    turns = Turn.objects.filter(space=space, session_id__in=sessions, message_ids__overlap=list(message_ids))
+    Message.objects.filter(
+        space=space, session_id__in=sessions, answers_turn_id__in=turns.values("id"), content__isnull=False
+    ).exclude(role=Message.Role.CUSTOMER).update(**Message.TEXT_DROPPED)
 
 
 def _orphaned_topic_tags(space, rows_to_delete: dict) -> list[Memory]:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import uuid
 
 import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from core.errors import DomainError, PayloadTooLarge
@@ -23,6 +25,7 @@ from memory.telemetry import traced
 from memory.text.digests import digest, message_digest
 from memory.text.vectors import engine_name
 from memory.turns.pipeline import enqueue_turn
+from tenants.space_settings import effective_settings
 
 MAX_MESSAGE_BYTES = 32 * 1024
 MAX_TRANSCRIPT_MESSAGES = 500
@@ -90,7 +93,9 @@ def _message_key(space, session: Session, incoming: IncomingMessage) -> str:
     )
 
 
-def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[Message, bool]:
+def _store_message(space, session: Session, incoming: IncomingMessage, *, answers_turn_id=None) -> tuple[Message, bool]:
+    """The stored message and whether it is new. A replay (same digest) is the row stored first, as it was: a
+    reply that says again what the agent said to another turn of the session stays that turn's answer."""
     key = _message_key(space, session, incoming)
     existing = Message.objects.filter(space=space, digest=key).first()
     if existing is not None:
@@ -103,6 +108,7 @@ def _store_message(space, session: Session, incoming: IncomingMessage) -> tuple[
         role=incoming.role,
         content=incoming.content,
         caller_message_id=incoming.message_id,
+        answers_turn_id=answers_turn_id if incoming.role != Message.Role.CUSTOMER else None,
         sent_at=incoming.sent_at or timezone.now(),
         pending_embedding=incoming.vector,
         pending_embedding_model=engine_name() if incoming.vector is not None else "",
@@ -186,32 +192,59 @@ def receive_transcript(*, space, messages: list[IncomingMessage], session_id: st
     turn = Turn.objects.filter(space=space, source_digest=source).first()
     if turn is not None:
         return TurnReceipt(turn=turn, session=session, is_new=False)  # a replay: nothing stored again
-    stored = [_store_message(space, session, incoming)[0] for incoming in timed]
+    # The agent's (system's, tool's) lines answer this turn: forgetting what it taught drops their text too.
+    turn_id = uuid.uuid4()
+    stored = [_store_message(space, session, incoming, answers_turn_id=turn_id)[0] for incoming in timed]
     turn = Turn.objects.create(
+        id=turn_id,
         tenant_id=space.tenant_id,
         space=space,
         session=session,
         source_digest=source,
         message_ids=[m.id for m in stored if m.role == Message.Role.CUSTOMER],
     )
+    if not effective_settings(space)["keep_transcripts"]:
+        # The other lines are context only, never read by the pipeline: without transcript retention only their
+        # digest is kept, as of a reply (the customer's lose their text once the pipeline has read them).
+        context = [m.id for m in stored if m.role != Message.Role.CUSTOMER and m.content is not None]
+        Message.objects.filter(pk__in=context).update(**Message.TEXT_DROPPED)
     enqueue_turn(turn)
     return TurnReceipt(turn=turn, session=session, is_new=True)
 
 
 @transaction.atomic
 def store_reply(*, space, turn: Turn, content: str, keep_transcripts: bool) -> Message:
-    """Store the agent's reply in the turn's session. It is context only: never extracted from."""
+    """Store the agent's reply in the turn's session, as the turn's answer: forgetting a memory the turn's
+    message taught drops the reply's text with the message's (``memory.forgetting.deletion``), for a reply
+    may quote it. It is context only: never extracted from."""
     check_content(content, field="content")
+    # A reply to a forget request says the confirmation back, and the confirmation quotes what was deleted: its
+    # text is not kept either, or the transcript would hold the very words the customer had forgotten. Nor is
+    # the text of a reply to a message whose text is gone (forgotten since, or past retention): it came late.
+    keep = keep_transcripts and not turn.forget_handled and not _text_dropped_from(turn)
     message, _ = _store_message(
         space,
         turn.session,
         IncomingMessage(role=Message.Role.AGENT, content=content, sent_at=timezone.now()),
+        answers_turn_id=turn.id,
     )
-    # A reply to a forget request says the confirmation back, and the confirmation quotes what was deleted: its
-    # text is not kept either, or the transcript would hold the very words the customer had forgotten.
-    if (not keep_transcripts or turn.forget_handled) and message.content is not None:
+    if not keep and message.content is not None:
         Message.objects.filter(pk=message.pk).update(content=None)
     return message
+
+
+def _text_dropped_from(turn: Turn) -> bool:
+    """Whether a customer line of the turn has lost its text. Its rows are locked until the reply is stored,
+    so a reply cannot slip past a deletion running now: the deletion blanks these lines before it looks for
+    their replies, so either it waits for this reply and then finds it, or this waits for the deletion and
+    sees the lines blanked. (In id order: two replies to one transcript's turn lock its lines in the same order.)"""
+    lines = (
+        Message.objects.select_for_update(no_key=True)
+        .filter(space_id=turn.space_id, pk__in=turn.message_ids)
+        .order_by("pk")
+    )
+    dropped = ExpressionWrapper(Q(content__isnull=True), output_field=BooleanField())
+    return any(lines.annotate(dropped=dropped).values_list("dropped", flat=True))
 
 
 def find_turn(*, space=None, turn_id) -> Turn:
