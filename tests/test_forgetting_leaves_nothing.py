@@ -1,11 +1,11 @@
 """Forgetting leaves nothing (#28.3): random facts in random phrasings are stored, some are forgotten through
 every path — a turn in conversation, ``POST …/forget``, the MCP tool, ``DELETE …/memories/<id>``, the console,
 the retention sweep, erasure of the space — and then every place text or a value can live is searched for
-each forgotten value: memory rows, their history, topic rows, transcript lines (merged mentions included),
-turn records, the blind keyword index, vectors, the Django cache and the process's caches, the export, the
-turn view (API and console), recall with provenance, the memory API, MCP, the deletion audit, OpenTelemetry
-spans, logs, and every table of the database as stored. The facts kept are searched the same way and must be
-found, so a search that finds nothing proves something.
+each forgotten value: memory rows, their history, topic rows, transcript lines (merged mentions included, and
+the agent's replies quoting the values), turn records, the blind keyword index, vectors, the Django cache and
+the process's caches, the export, the turn view (API and console), recall with provenance, the memory API,
+MCP, the deletion audit, OpenTelemetry spans, logs, and every table of the database as stored. The facts kept
+are searched the same way and must be found, so a search that finds nothing proves something.
 
 Memory text is encrypted: rows are compared decrypted, in Python (a LIKE never matches ciphertext); the raw
 database scan is for plaintext that should not be there at all. Everything runs through the offline
@@ -68,8 +68,8 @@ class Template:
     value: str  # what the value looks like: word, name, digits, phone, email, password
 
 
-# Not "my account number": a phone number said after it replaces it as an update
-# (test_a_phone_number_does_not_replace_an_account_number), which is not what this file is about.
+# A PIN of as many digits as a phone number stays when the phone number is forgotten; an account number and a
+# phone number said one after the other are tested on their own (test_a_phone_number_does_not_replace_…).
 TEMPLATES = {
     "phone": Template(
         ("My phone number is {v}.", "You can reach me on {v}.", "Hi! My phone number is {v}, call me any time."),
@@ -143,9 +143,9 @@ def make_value(kind: str, word: str, number: int) -> str:
     if kind == "name":
         return word.capitalize()
     if kind == "digits":
-        # Six digits: a number of seven or more reads as a phone number, and "forget my phone number" takes
-        # it (test_forget_my_phone_number_takes_the_phone_number_not_another_long_number).
-        return digits[:6]
+        # Nine digits, a phone number's shape: "forget my phone number" must still leave it
+        # (test_forget_my_phone_number_takes_the_phone_number_not_another_long_number).
+        return digits
     if kind == "phone":
         return f"+{digits[0]}{digits[8]} {digits[1:4]} {digits[4:7]} {digits[5:8]}"
     if kind == "email":
@@ -223,12 +223,17 @@ def new_world() -> World:
     return World(tenant, space, doomed, secret, api_client(secret), console)
 
 
-def said(world: World, space, text: str, *, ingested: bool = False, at: datetime.datetime | None = None) -> dict:
+def said(
+    world: World, space, text: str, *, ingested: bool = False, at: datetime.datetime | None = None, answer: str = ""
+) -> dict:
+    """``answer``: the agent's reply, a line of the transcript after the customer's or recorded for the turn."""
     session = world.session(space)
     stamp = {"at": at.isoformat()} if at else {}
     if ingested:
         url = reverse("transcript-ingest", args=[space.external_id]) + "?wait=true"
-        body = {"session_id": session, "messages": [{"role": "customer", "content": text, "id": session, **stamp}]}
+        messages = [{"role": "customer", "content": text, "id": session, **stamp}]
+        messages += [{"role": "agent", "content": answer}] if answer else []
+        body = {"session_id": session, "messages": messages}
     else:
         url = reverse("turn-create", args=[space.external_id]) + "?wait=true"
         body = {"message": text, "session_id": session, "message_id": session, **stamp}
@@ -236,6 +241,10 @@ def said(world: World, space, text: str, *, ingested: bool = False, at: datetime
     assert response.status_code in (200, 201), response.content
     result = response.json()
     world.turn_ids.append(result["turn_id"])
+    if answer and not ingested:
+        response = world.client.post(reverse("turn-reply", args=[space.external_id, result["turn_id"]]),
+                                     {"content": answer}, format="json")  # fmt: skip
+        assert response.status_code == 201, response.content
     world.memory_ids.update(
         m["id"] for m in result.get("created", []) + result.get("merged", []) if m["kind"] != "topic"
     )
@@ -269,13 +278,19 @@ def rows_of(space) -> list:
         return [(m.kind, m.content, m.superseded_by_id) for m in Memory.objects.filter(space=space)]
 
 
+def answer(fact: Fact) -> str:
+    """The agent's reply, quoting the value. None to what the sweep expires: a reply today is activity in the
+    task's session, which would keep the task."""
+    return "" if fact.path == "retention" else f"Noted, {fact.value}."
+
+
 def store(world: World, scenario: Scenario) -> None:
     for fact in scenario.facts + scenario.retained + scenario.erased:
         at = timezone.now() - LONG_AGO if fact.path == "retention" else None
-        said(world, world.space_of(fact), fact.statement, ingested=fact.ingested, at=at)
+        said(world, world.space_of(fact), fact.statement, ingested=fact.ingested, at=at, answer=answer(fact))
     for fact in scenario.everything():
         if fact.restated:  # later, in another session: merged into the same row
-            said(world, world.space_of(fact), fact.statement, ingested=not fact.ingested)
+            said(world, world.space_of(fact), fact.statement, ingested=not fact.ingested, answer=answer(fact))
         if fact.edited:
             space = world.space_of(fact)
             rows = rows_stating(space, fact.value)
@@ -613,7 +628,7 @@ def test_forgetting_through_every_path_leaves_the_value_nowhere(db, scenario):
         assert all(with_vector(world, world.space, content) for content in fact.contents), fact
 
 
-# --- leftovers found and not yet fixed --------------------------------------------------------------------
+# --- an agent's reply quoting a fact (more in test_forgetting_replies.py) -----------------------------------
 
 
 def transcript_lines(space) -> list[str]:
@@ -621,12 +636,6 @@ def transcript_lines(space) -> list[str]:
         return [m.content for m in Message.objects.filter(space=space) if m.content]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="An agent's reply that quotes a fact stays in the transcript when the customer has the fact forgotten: "
-    "deletion drops the text of the customer messages the memory came from, and a reply is tied to its session, "
-    "not to the message it answered.",
-)
 def test_an_agents_reply_quoting_a_forgotten_fact_is_not_left_in_the_transcript(client_a, space_a):
     url = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
     client_a.patch(reverse("space-detail", args=[space_a.external_id]), {"settings": {"keep_transcripts": True}},
@@ -641,12 +650,9 @@ def test_an_agents_reply_quoting_a_forgotten_fact_is_not_left_in_the_transcript(
     assert not [line for line in transcript_lines(space_a) if "zorblatquib" in line.lower()]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'Forget my phone number' takes every statement carrying seven or more digits as one stating a phone "
-    "number (targets.carries_value) and then the nearest of them: a nine-digit PIN stored beside the phone number "
-    "is deleted with it.",
-)
+# --- a phone number beside other long numbers (more, in other languages, in test_forget_numbers.py) ---------
+
+
 def test_forget_my_phone_number_takes_the_phone_number_not_another_long_number(client_a, space_a):
     url = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
     for n, message in enumerate(["My phone number is +10 129 089 894.", "My PIN is 178723005."]):
@@ -657,12 +663,6 @@ def test_forget_my_phone_number_takes_the_phone_number_not_another_long_number(c
     assert rows_stating(space_a, "178723005") != []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="The word tables count 'number' as the phone attribute (merge_rule.ATTRIBUTES), so a phone number and an "
-    "account number said one after the other read as an update: the older becomes the newer's history, and "
-    "forgetting either deletes both.",
-)
 def test_a_phone_number_does_not_replace_an_account_number(client_a, space_a):
     url = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
     for n, message in enumerate(["My account number is 574354.", "My phone number is +77 010 510 101."]):

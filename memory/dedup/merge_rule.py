@@ -17,7 +17,8 @@ Updates. A newer statement replaces an older one as current only when both are a
 subject (the customer, or the same other person) and the same attribute (where they live, how many
 people work there, which plan — or, failing a known attribute, the same key terms), and a value
 differs: another number, place, name, month. Statements that merely share a topic word carry no
-differing value and both stay current.
+differing value and both stay current. "Number" ("номер", "číslo") names no attribute of its own: whether
+a phone number replaces an account number is the learned reading's to say (``same_number``).
 
 Corrections. "We're not a bakery, we're a coffee roaster" names the old value it negates: the memory
 that states it is corrected even though no number or name changes.
@@ -39,7 +40,7 @@ from memory.text.analysis import (
     value_classes,
     words,
 )
-from memory.understanding.readings import Reading
+from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
 
 # Stop words that still decide what a statement says: direction and period.
 RELATION_WORDS = {
@@ -103,7 +104,11 @@ ATTRIBUTES = {
     "plan": "plan subscription tier package тариф план подписка tarif plán předplatné suscripción tarifa abo "
             "abonnement forfait プラン 契約",
     "name": "name called зовут имя jmenovat jméno llamar nombre heißen nom appeler 名前 申し",
-    "phone": "phone mobile number телефон номер telefon číslo teléfono móvil handy téléphone 電話",
+    "phone": "phone mobile mobil телефон telefon telefonní teléfono móvil handy telefonnummer handynummer mobilnummer "
+             "téléphone 電話",
+    # "Number" alone says a statement gives a number, not which: a phone, an account, an order, a PIN
+    # (``same_number``).
+    "number": "number номер číslo número numéro numero nummer 番号",
     "email": CONCEPTS["email"],
     "budget": "budget spend бюджет rozpočet presupuesto 予算",
     "age": "age old turned лет возраст let věk años edad alt âge 歳",
@@ -320,21 +325,68 @@ def is_update(old_text: str, new_text: str) -> bool:
     language, old_language = detect_language(new_text), detect_language(old_text)
     old_terms, new_terms = _attribute_terms(old_text, old_language), _attribute_terms(new_text, language)
     if old_attributes or new_attributes:
-        shared = old_attributes & new_attributes
+        shared = (old_attributes & new_attributes) - {NUMBER}
+        if not shared and _numbers_only(old_attributes, new_attributes):
+            number_words = _words_of({NUMBER}, language) | _words_of({NUMBER}, old_language)
+            return same_number(
+                old_text,
+                new_text,
+                {t for t in old_terms if t not in number_words and t not in TIME_WORDS},
+                {t for t in new_terms if t not in number_words and t not in TIME_WORDS},
+            )
         if not shared:
             return False
         if old_language != language:
             return True  # across languages only the attribute and the value can be compared
         # What else each says must not name two different things ("a kitten called Pepper" is not
         # "an apprentice called Jess"): the rest overlaps, or one of them says nothing else.
-        attribute_words = {w for name in shared for w in ATTRIBUTES[name].split()}
-        attribute_words |= {lemma(w, language) for w in attribute_words}
+        attribute_words = _words_of(shared | {NUMBER}, language)
         old_rest = {t for t in old_terms if t not in attribute_words and t not in TIME_WORDS}
         new_rest = {t for t in new_terms if t not in attribute_words and t not in TIME_WORDS}
         return not old_rest or not new_rest or bool(old_rest & new_rest)
     if old_language != language or not old_terms or not new_terms:
         return False
     return len(old_terms & new_terms) / len(old_terms | new_terms) >= 0.34
+
+
+# The attribute of "number" words alone, and the attributes whose value is a number ("my number" may be a phone).
+NUMBER = "number"
+NUMBERED = frozenset({"phone"})
+# How sure the learned reading must be of both statements' attribute before it says which number each gives.
+NUMBER_ATTRIBUTE_CONFIDENCE = 0.6
+
+
+def _words_of(attributes: set[str], language: str) -> set[str]:
+    found = {w for name in attributes for w in ATTRIBUTES[name].split()}
+    return found | {lemma(w, language) for w in found}
+
+
+def _numbers_only(old_attributes: set[str], new_attributes: set[str]) -> bool:
+    """Both give a number and the words name no attribute they share: "my account number" and "my phone
+    number", "my number" and "my phone", "číslo účtu" and "číslo objednávky"."""
+    either = old_attributes | new_attributes
+    return bool(old_attributes and new_attributes and NUMBER in either and either <= {NUMBER, *NUMBERED})
+
+
+def same_number(old_text: str, new_text: str, old_rest: set[str], new_rest: set[str]) -> bool:
+    """Whether two statements that each give a number give the same one (a phone, an account, an order, a PIN
+    number): "number" says nothing of which, so the learned reading of both decides, and the words qualifying
+    the number (``old_rest``, ``new_rest``: "account", "telefonní", "objednávka") where it is unsure.
+
+    The model sure of both and reading two attributes: two numbers. Otherwise both qualified: the same
+    qualifier (in one language); both bare ("my number"): the same; one qualified and the other not, or
+    across languages: only when the model is sure both are the same attribute."""
+    old, new = read([old_text, new_text])
+    sure = all(
+        r.attribute in SUBJECT_ATTRIBUTES and r.attribute_confidence >= NUMBER_ATTRIBUTE_CONFIDENCE for r in (old, new)
+    )
+    if sure and old.attribute != new.attribute:
+        return False
+    if old_rest and new_rest and detect_language(old_text) == detect_language(new_text):
+        return bool(old_rest & new_rest)
+    if not old_rest and not new_rest:
+        return True
+    return sure
 
 
 def _attribute_terms(text: str, language: str) -> set[str]:

@@ -5,7 +5,8 @@ city" none with "I live in Kazan". The rule set (``memory.extraction.lexicon.FOR
 request's words to an attribute and says which statements state it: a residence statement
 ("I live in …", "живу в …", "住んでいます"), a statement carrying a phone number or an e-mail
 address as a value, an allergy statement. A preference that merely mentions a phone is not a phone
-number, so it is never the target.
+number, so it is never the target. Seven or more digits are as much a PIN, an account or an order number as
+a phone number: the shape only bounds, and the model's reading of the row says which it is.
 
     >>> named_attribute("my phone number", "en")
     'phone'
@@ -35,6 +36,10 @@ ROW_ATTRIBUTE_CONFIDENCE = 0.7
 # Learned attributes whose rows are taken only when they carry one of these values (a contact rule such as
 # "call me after 5 pm" is not a number to forget).
 VALUE_OF_LEARNED = {"contact": ("phone", "email")}
+# Values whose shape does not say what they are: seven or more digits are a phone number, a PIN, an account or
+# an order number alike. A row carrying one states the attribute only when the model reads the row as that
+# attribute (its most likely one: a PIN reads as payment, unsure as the model may be); an e-mail address is one.
+AMBIGUOUS_VALUES = frozenset({"phone"})
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE_LIKE = re.compile(r"\+?\d[\d\s().\-/]{5,}\d")
@@ -100,7 +105,7 @@ def row_states(
     if attribute:
         rules = lexicon.FORGET_ATTRIBUTES[attribute]
         if rules["value"]:
-            return carries_value(content, rules["value"])
+            return states_value(content, rules["value"], LEARNED_ATTRIBUTE[attribute], row_attribute)
         if states_attribute(content, attribute):
             return True
         # Allergy is narrower than the learned "health": only the rules' words state it.
@@ -108,8 +113,23 @@ def row_states(
     if not learned:
         return False
     if learned in VALUE_OF_LEARNED:
-        return any(carries_value(content, value) for value in VALUE_OF_LEARNED[learned])
+        return any(states_value(content, value, learned, row_attribute) for value in VALUE_OF_LEARNED[learned])
     return learned_row == learned
+
+
+def states_value(content: str, value: str, learned: str, row_attribute: str | None) -> bool:
+    """The row carries a value of the type and, where the shape is ambiguous (``AMBIGUOUS_VALUES``), the model
+    reads the row as the learned attribute the request names; a row not read (``row_attribute`` None) is
+    judged by the value alone.
+
+    >>> states_value("My PIN is 178723005.", "phone", "contact", "payment")
+    False
+    >>> states_value("My phone number is +420 777 123 456.", "phone", "contact", "contact")
+    True
+    """
+    if not carries_value(content, value):
+        return False
+    return value not in AMBIGUOUS_VALUES or row_attribute is None or row_attribute == learned
 
 
 def carries_value(content: str, value: str) -> bool:
