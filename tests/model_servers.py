@@ -193,6 +193,7 @@ class HostileChat:
     ``forget_judgement``: honest, over_eager, not_offered, false_string, mistyped.
     ``query_analysis``: honest, mistyped, broken.  ``answer``: honest, ungrounded, mistyped.
     ``summary``: honest, ungrounded, mistyped.
+    ``down`` makes it answer 503 (an outage); ``answered`` lists the requests it did answer.
     """
 
     def __init__(self):
@@ -201,17 +202,22 @@ class HostileChat:
         self.delay = 0.0
         self.raw = None  # any JSON value: the reply to every call, whatever its schema
         self.requests: list[dict] = []
+        self.down = False
+        self.answered: list[dict] = []
         chat = self
 
         class Handler(ModelHandler):
             def do_POST(self):
                 body = self.read_json()
                 chat.requests.append(body)
+                if chat.down:
+                    return self.send_json(503, {"error": {"message": "model overloaded", "type": "server_error"}})
                 if chat.delay:
                     time.sleep(chat.delay)
                 schema = body.get("response_format", {}).get("json_schema", {}).get("name", "memory_entries")
                 user = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
                 reply = chat.reply(schema, user)
+                chat.answered.append(body)
                 self.send_json(200, completion(reply if isinstance(reply, str) else json.dumps(reply)))
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
