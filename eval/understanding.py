@@ -33,10 +33,11 @@ HELDOUT = {
 }
 C_GRID = (1.0, 3.0, 10.0)
 # The kernel: this many training sentences as centres (chosen at random with SEED), and a width of
-# GAMMA_SCALE / dimensions on standardised features (half scikit-learn's "scale" default). Both were set
-# on the first two held-out files; the untouched file played no part.
-CENTERS = 1500
-GAMMA_SCALE = 0.5
+# GAMMA_SCALE / dimensions on standardised features. Both were set on the first two held-out files (1,500
+# and 0.5 first; 5,000 and 0.8 read unseen languages' intent 96.8 % against 95.6 % on them); the untouched
+# file played no part. The centres are stored in half precision: it changed no reading of those files.
+CENTERS = 5000
+GAMMA_SCALE = 0.8
 LANGUAGE_FOLDS = 4
 SEED = 7
 # Whom a question is about: its own labelled questions (about_train.jsonl), over the same kernel.
@@ -160,7 +161,7 @@ def train() -> dict:
     arrays = {
         "mean": mean,
         "scale": scale,
-        "centers": mapping.components_.astype(np.float32),
+        "centers": mapping.components_.astype(np.float16),
         "gamma": np.float64(mapping.gamma),
     }
     chosen = {}
@@ -237,7 +238,7 @@ def report(training: dict | None = None) -> list[str]:
         f"{machine_line()}, {datetime.date.today().isoformat()}, revision {git_revision()}. "
         "`python -m eval.understanding score` (part of `make eval`); trained by `python -m eval.understanding train`.",
         "",
-        "Three logistic-regression heads over a Gaussian kernel (Nyström, 1,500 training sentences as centres) "
+        f"Logistic-regression heads over a Gaussian kernel (Nyström, {CENTERS:,} training sentences as centres) "
         "on the bundled multilingual embedding of the sentence plus seven script-independent marks "
         "(memory/understanding/). Trained on eval/data/understanding/train_*.jsonl "
         "only. The first two held-out files below were read while choosing the model's form (the kernel, its "

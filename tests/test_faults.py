@@ -330,7 +330,7 @@ def test_a_model_outage_longer_than_the_retry_schedule_delays_turns_and_loses_no
     for message in everything:  # (the offline engine also files a topic row for its entry)
         turn = done[turn_of[message]]
         assert [memories[i].content for i in map(str, turn.created_ids) if i in memories] == [message], message
-        assert not turn.merged_ids, message
+        assert not [i for i in map(str, turn.merged_ids) if i in memories], message  # a topic row may be named again
     assert {str(i) for t in done.values() for i in t.created_ids} >= set(memories)
     asked = [
         m["content"] for r in hostile.answered if r["response_format"]["json_schema"]["name"] == "memory_entries"

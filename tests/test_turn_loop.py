@@ -141,11 +141,6 @@ def test_a_callers_message_id_makes_a_replay_idempotent(client_a, space_a):
     assert one["turn_id"] == two["turn_id"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="#25 open: since the retraining on 2026-12-01 the learned reading takes 'Just so you know, we run a "
-    "fleet of four vans.' for a forget request (0.38) and the restatement is not merged",
-)
 def test_one_fact_restated_in_five_sessions_is_one_row(client_a, space_a):
     phrasings = [
         ("We run a fleet of four vans.", "2026-01-01T10:00:00Z"),

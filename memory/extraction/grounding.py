@@ -85,6 +85,11 @@ PARAPHRASE_MISSING_SHARE = 0.5
 # Cosine distance to the closest customer sentence (multilingual-e5-small: paraphrases ~0.05,
 # unrelated sentences ~0.2+). A topic name is a word, farther from any whole sentence.
 MAX_SEMANTIC_DISTANCE = {"topic": 0.25}
+# No word of any language, and no address or link a customer would want remembered, is this long; the
+# clause and report patterns backtrack over such a run of letters for minutes (a 30,000-character word in a
+# hostile message took 100 s of one turn).
+MAX_WORD_CHARS = 512
+_OVERLONG_WORD = re.compile(rf"\S{{{MAX_WORD_CHARS + 1},}}")
 DEFAULT_MAX_SEMANTIC_DISTANCE = 0.15
 
 NUMBER_WORD_VALUES = {
@@ -755,6 +760,8 @@ def check_candidate(
 def _check(
     candidate: Candidate, customer_text: str, speaker: Speaker, admit_rewrites: bool
 ) -> tuple[Span | None, str | None]:
+    if _OVERLONG_WORD.search(candidate.content) or _OVERLONG_WORD.search(candidate.quote):
+        return None, f"holds a word longer than {MAX_WORD_CHARS} characters: nothing a customer says"
     span_text, reason = cited_span(candidate.quote, customer_text)
     if span_text is None:
         return None, reason

@@ -11,6 +11,8 @@ import re
 
 import numpy as np
 
+from memory.text.analysis import bounded
+
 _QUESTION_END = re.compile(r"[?？]\s*[\"'»”)]*\s*$")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _LONG_NUMBER = re.compile(r"\d[\d\s\-/]{4,}\d")
@@ -29,7 +31,7 @@ def surface(text: str) -> list[float]:
     >>> surface("Where do I live?")[:2]
     [1.0, 0.0]
     """
-    stripped = text.strip()
+    stripped = bounded(text).strip()  # the patterns backtrack for seconds over a 30,000-character word
     return [
         1.0 if _QUESTION_END.search(stripped) or "?" in stripped[-3:] else 0.0,
         1.0 if stripped[:1] in "¿¡" else 0.0,

@@ -63,14 +63,14 @@ class Heads:
     gamma: float
     weights: dict[str, np.ndarray]  # per head: labels × centers (the Nyström normalisation folded in)
     biases: dict[str, np.ndarray]
+    center_norms: np.ndarray = dataclasses.field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "center_norms", (self.centers**2).sum(axis=1)[None, :])
 
     def kernel(self, features: np.ndarray) -> np.ndarray:
         standardised = (features - self.mean) / self.scale
-        squared = (
-            (standardised**2).sum(axis=1, keepdims=True)
-            + (self.centers**2).sum(axis=1)[None, :]
-            - 2.0 * standardised @ self.centers.T
-        )
+        squared = (standardised**2).sum(axis=1, keepdims=True) + self.center_norms - 2.0 * standardised @ self.centers.T
         return np.exp(-self.gamma * np.maximum(squared, 0.0))
 
     def probabilities(self, features: np.ndarray) -> dict[str, np.ndarray]:
