@@ -409,3 +409,18 @@ def test_forgetting_a_restated_fact_drops_the_text_of_every_mention(client_a, sp
     with scope.tenant_scope(space_a.tenant_id, space_a):
         assert not [m for m in Memory.objects.all() if "4821" in m.content]
         assert not [m for m in Message.objects.all() if m.content and "4821" in m.content]
+
+
+def test_lines_kept_while_transcripts_were_kept_go_when_the_fact_is_forgotten_after_the_setting_is_off(
+    client_a, space_a
+):
+    """Deletion blanked transcript lines only while the space kept transcripts: turning the setting off left the
+    lines kept before it holding the words of every fact forgotten afterwards."""
+    space_url = reverse("space-detail", args=[space_a.external_id])
+    client_a.patch(space_url, {"settings": {"keep_transcripts": True}}, format="json")
+    say(client_a, space_a, "My PIN is 8841.", session="kept")
+    client_a.patch(space_url, {"settings": {"keep_transcripts": False}}, format="json")
+    forgotten = say(client_a, space_a, "Please forget my PIN.", session="later")["forgotten"]
+    assert [f["content"] for f in forgotten if f["kind"] != "topic"] == ["My PIN is 8841."]
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        assert not [m.content for m in Message.objects.filter(space=space_a) if m.content and "8841" in m.content]

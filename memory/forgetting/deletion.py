@@ -24,7 +24,6 @@ from memory.dedup.lock import lock_space
 from memory.forgetting.audit import record_deletion
 from memory.models import Memory, Message, Turn
 from memory.telemetry import traced
-from tenants.space_settings import effective_settings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,7 +55,6 @@ def delete_memories(
     # deleted it already (audited once, by that forget).
     current = Memory.objects.filter(space=space, pk__in=[m.pk for m in memories]).in_bulk()
     memories = list({m.pk: current[m.pk] for m in memories if m.pk in current}.values())
-    keep_transcripts = effective_settings(space)["keep_transcripts"]
     deleted: list[Deleted] = []
     message_ids = set()
     rows_to_delete: dict = {}
@@ -90,7 +88,8 @@ def delete_memories(
             audited(tag, min(tagged, default=None))
             deleted.append(Deleted(id=tag.pk, kind=tag.kind, content=tag.content))
     Memory.objects.filter(pk__in=list(rows_to_delete)).delete()
-    if keep_transcripts and message_ids:
+    # Whatever the space's setting now: lines kept while it was on still hold the words.
+    if message_ids:
         _drop_transcript_text(space, message_ids)
     return deleted
 
