@@ -9,8 +9,15 @@ from django.conf import settings
 from django.db.backends.postgresql import base
 from django.db.backends.postgresql.creation import DatabaseCreation
 from psycopg_pool import ConnectionPool
+from psycopg_pool.base import AttemptWithBackoff
 
 from config.database_roles import as_owner
+
+# psycopg_pool retries a failed connection after 1 s, doubling each time: after a minute's database restart
+# it would wait half a minute more before trying again, and every request meanwhile is a 503. Retrying twice
+# a second, never slower, costs one connection attempt per pool and half second while the server is down.
+AttemptWithBackoff.INITIAL_DELAY = 0.5
+AttemptWithBackoff.DELAY_BACKOFF = 1.0
 
 
 class OwnerDatabaseCreation(DatabaseCreation):
