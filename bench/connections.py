@@ -19,6 +19,8 @@ import sys
 import threading
 import time
 
+import psycopg
+
 from bench.harness import (
     free_port,
     median,
@@ -37,25 +39,27 @@ SPACES = 20
 
 
 class ConnectionSampler:
-    """The highest number of the runtime role's connections to the database, sampled from outside."""
+    """The highest number of a role's connections to a database (with ``application``, only those that name
+    themselves so), sampled from outside every ``interval`` seconds."""
 
-    def __init__(self, conninfo: str, database: str, role: str):
+    def __init__(self, conninfo: str, database: str, role: str, *, application: str | None = None,
+                 interval: float = 0.02):  # fmt: skip
         self.conninfo, self.database, self.role = conninfo, database, role
+        self.application, self.interval = application, interval
         self.samples: list[int] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
-        import psycopg
-
         with psycopg.connect(self.conninfo, autocommit=True) as watcher:
             while not self._stop.is_set():
                 row = watcher.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND usename = %s",
-                    [self.database, self.role],
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND usename = %s"
+                    " AND (%s::text IS NULL OR application_name = %s)",
+                    [self.database, self.role, self.application, self.application],
                 ).fetchone()
                 self.samples.append(row[0])
-                time.sleep(0.02)
+                time.sleep(self.interval)
 
     def __enter__(self):
         self._thread.start()

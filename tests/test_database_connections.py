@@ -7,14 +7,13 @@ connections after 120 turns, and a long ingest ran PostgreSQL out of slots (ever
 
 from __future__ import annotations
 
-import threading
 import time
 
 import httpx2
-import psycopg
 import pytest
 from django.db import connection, connections
 
+from bench.connections import ConnectionSampler
 from tests.concurrency import at_once
 
 SMALL_POOL = 3  # requests, tasks, the test's own thread
@@ -50,39 +49,17 @@ def live_server(transactional_db, small_pool):
     server.stop()
 
 
-class ConnectionCounter:
-    """Samples how many connections the runtime role holds on the test database, from outside."""
-
-    def __init__(self, conninfo: str):
-        self.conninfo = conninfo
-        self.highest = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def _sample(self):
-        with psycopg.connect(self.conninfo, autocommit=True) as watcher:
-            while not self._stop.is_set():
-                count = watcher.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                    " AND usename = %s AND application_name = %s",
-                    [connection.settings_dict["USER"], APPLICATION],
-                ).fetchone()[0]
-                self.highest = max(self.highest, count)
-                time.sleep(0.005)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(10)
+def connections_counted(superuser_conninfo: str) -> ConnectionSampler:
+    """This process's connections (by their application name) on the test database, sampled every 5 ms."""
+    settings = connection.settings_dict
+    return ConnectionSampler(superuser_conninfo, settings["NAME"], settings["USER"], application=APPLICATION,
+                             interval=0.005)  # fmt: skip
 
 
 def test_sequential_turns_stay_within_the_pool(live_server, key_a, space_a, superuser_conninfo):
     headers = {"Authorization": f"Bearer {key_a.secret}"}
     url = f"{live_server.url}/api/v1/spaces/{space_a.external_id}/turns"
-    with ConnectionCounter(superuser_conninfo) as counter, httpx2.Client(headers=headers, timeout=30) as http:
+    with connections_counted(superuser_conninfo) as counter, httpx2.Client(headers=headers, timeout=30) as http:
         statuses = [http.post(url, json={"message": f"My locker number is {n}."}).status_code for n in range(30)]
     assert set(statuses) == {201}, sorted(set(statuses))
     assert 0 < counter.highest <= SMALL_POOL + RATE_LIMIT_POOL, counter.highest
@@ -98,7 +75,7 @@ def test_concurrent_requests_beyond_the_pool_wait_their_turn_and_stay_within_it(
         with httpx2.Client(headers=headers, timeout=30) as http:
             return [http.post(url, json={"query": "locker number"}).status_code for _ in range(5)]
 
-    with ConnectionCounter(superuser_conninfo) as counter:
+    with connections_counted(superuser_conninfo) as counter:
         results = at_once(recall_a_few_times, 8)
     statuses = [status for result in results for status in result]
     assert len(statuses) == 40

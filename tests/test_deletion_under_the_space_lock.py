@@ -9,10 +9,8 @@ the deleted row back (Django's save() inserts a row whose UPDATE finds nothing) 
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
-from django.db import connection
 from django.http import Http404
 
 from memory.dedup.edits import edit_memory
@@ -23,22 +21,10 @@ from memory.turns.intake import receive_turn
 from memory.turns.pipeline import attempt_turn
 from tenants import scope
 from tests.conftest import make_space
-from tests.support.two_connections import WAIT, Side, forget
+from tests.support.two_connections import WAIT, Side, forget, until_finished_or_waiting_for_a_lock
 
 FLEET = "We run a fleet of four vans."
 REFUND = "The customer asks for a refund because the parcel arrived damaged"
-
-
-def until_done_or_waiting_for_a_lock(side: Side) -> None:
-    """Return once ``side`` has finished or some connection waits on a lock (it queued behind the other)."""
-    deadline = time.monotonic() + WAIT
-    while side.is_alive() and time.monotonic() < deadline:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM pg_locks WHERE NOT granted")
-            if cursor.fetchone()[0]:
-                return
-        time.sleep(0.05)
-    assert not side.is_alive(), "the side neither finished nor waited for a lock"
 
 
 def say(space, message: str, session: str):
@@ -81,7 +67,7 @@ def test_a_forget_arriving_during_a_merge_waits_and_deletes_the_merged_memory(te
     assert merging.wait(WAIT)
     deleter = Side(space, lambda: forget(space, fact))
     deleter.start()
-    until_done_or_waiting_for_a_lock(deleter)
+    until_finished_or_waiting_for_a_lock(deleter)
     go_on.set()
     turn = writer.finish()
     forgotten = deleter.finish()
@@ -110,7 +96,7 @@ def test_a_merge_arriving_during_a_forget_waits_and_writes_the_restatement_as_a_
     assert deleted.wait(WAIT)
     writer = Side(space, lambda: say(space, FLEET, "second"))
     writer.start()
-    until_done_or_waiting_for_a_lock(writer)
+    until_finished_or_waiting_for_a_lock(writer)
     go_on.set()
     forgotten = deleter.finish()
     turn = writer.finish()
@@ -144,7 +130,7 @@ def test_a_case_deleted_during_a_duplicate_merge_is_not_saved_back(tenant_a, mon
     assert merging.wait(WAIT)
     deleter = Side(space, lambda: storing.delete_episode(space, case.episode, actor="race test"))
     deleter.start()
-    until_done_or_waiting_for_a_lock(deleter)
+    until_finished_or_waiting_for_a_lock(deleter)
     go_on.set()
     assert writer.finish().action == "merged"
     deleter.finish()

@@ -20,6 +20,7 @@ from django.urls import reverse
 from memory.models import Memory, Message, Turn
 from tenants import scope
 from tests.conftest import api_client
+from tests.support.processes import stop
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -231,15 +232,6 @@ def _wait_until(condition, seconds: float, worker: subprocess.Popen, log: Path, 
         time.sleep(0.1)
 
 
-def stop_worker(process: subprocess.Popen) -> None:
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_model_outage_longer_than_the_retry_schedule_delays_turns_and_loses_none(
     settings, tmp_path, client_a, space_a, hostile, local_embedding_url
@@ -315,7 +307,7 @@ def test_a_model_outage_longer_than_the_retry_schedule_delays_turns_and_loses_no
         time.sleep(1)  # a late wake-up or sweep must change nothing
     finally:
         hostile.down = False
-        stop_worker(worker)
+        stop(worker)
     assert statuses and all(200 <= code < 300 for code in statuses), statuses  # 0 5xx, 0 refused
     everything = BEFORE + EARLY + LATE + AFTER
     assert len(turn_of) == len(everything)

@@ -6,10 +6,8 @@ stay, the rows stay (a replayed reply stores nothing again), and no one replies 
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
-from django.db import connection
 from django.urls import reverse
 
 from memory.models import Memory, Message, Turn
@@ -18,7 +16,7 @@ from memory.turns.intake import receive_turn, store_reply
 from memory.turns.pipeline import attempt_turn
 from tenants import scope
 from tests.conftest import make_space
-from tests.support.two_connections import WAIT, Side, forget
+from tests.support.two_connections import WAIT, Side, forget, until_finished_or_waiting_for_a_lock
 
 pytestmark = pytest.mark.django_db
 
@@ -169,20 +167,6 @@ def test_no_one_replies_to_a_turn_of_another_space(client_a, client_b, keeping, 
 # their replies. Without the lock each of these loses the race and keeps the reply's text.
 
 
-def waits_for_a_lock(side: Side) -> None:
-    """Return once ``side`` has finished or a connection to this test's database waits on a lock."""
-    deadline = time.monotonic() + WAIT
-    while side.is_alive() and time.monotonic() < deadline:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            )
-            if cursor.fetchone()[0]:
-                return
-        time.sleep(0.05)
-    assert not side.is_alive(), "the side neither finished nor waited for a lock"
-
-
 def told_and_learnt(tenant):
     """A space keeping transcripts, the turn that taught the dog's name and the memory it wrote."""
     space = make_space(tenant, "reply-race", settings={"keep_transcripts": True})
@@ -215,7 +199,7 @@ def test_a_forget_during_a_reply_to_the_turn_waits_and_blanks_the_reply(tenant_a
     assert stored.wait(WAIT)
     deleter = Side(space, lambda: forget(space, fact))
     deleter.start()
-    waits_for_a_lock(deleter)
+    until_finished_or_waiting_for_a_lock(deleter)
     go_on.set()
     message_id = replier.finish()
     assert [f.id for f in deleter.finish()] == [fact.pk]
@@ -238,7 +222,7 @@ def test_a_reply_during_a_forget_of_its_turns_fact_waits_and_is_not_kept(tenant_
     assert deleted.wait(WAIT)
     replier = Side(space, lambda: store(space, turn))
     replier.start()
-    waits_for_a_lock(replier)
+    until_finished_or_waiting_for_a_lock(replier)
     go_on.set()
     assert [f.id for f in deleter.finish()] == [fact.pk]
     message_id = replier.finish()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime
 import logging
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -24,6 +23,7 @@ from bench.process_memory import children_of, memory_kib
 from memory.management.commands import run_worker
 from memory.models import Memory, Turn
 from tenants import scope
+from tests.support.processes import stop
 
 ROOT = Path(__file__).resolve().parent.parent
 VANS = "We run a fleet of four vans."
@@ -34,15 +34,6 @@ def served_env(**extra) -> dict[str, str]:
         **os.environ, "DJANGO_SETTINGS_MODULE": "config.test_settings", "ENGRAM_LOG_LEVEL": "WARNING",
         "ENGRAM_DATABASE_NAME": connection.settings_dict["NAME"], **extra,
     }  # fmt: skip
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
 
 
 @pytest.fixture
