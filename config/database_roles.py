@@ -48,17 +48,18 @@ def as_owner(connection):
         yield
         return
     runtime = {key: connection.settings_dict.get(key) for key in CREDENTIALS}
-    _close_with_pools(connection)
+    close_with_pools(connection)
     connection.settings_dict.update(owner)
     try:
         yield
     finally:
-        _close_with_pools(connection)
+        close_with_pools(connection)
         connection.settings_dict.update(runtime)
 
 
-def _close_with_pools(connection) -> None:
-    # A pooled connection handed back would be handed out again with the other role's credentials.
+def close_with_pools(connection) -> None:
+    """Close ``connection`` and its process's pools: a pooled connection handed back would be handed out
+    again with credentials switched since (``as_owner``), or in a process forked since (config/wsgi.py)."""
     connection.close()
     if hasattr(connection, "close_pool"):
         connection.close_pool()

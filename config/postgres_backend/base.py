@@ -65,11 +65,14 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 max_idle=60.0,
                 configure=self._configure_role,
                 num_workers=1,
-                open=False,
+                open=True,  # before it is stored: another thread may take it from there at once
             )
-            # Two threads may build one at once: the first stored wins, the other is never opened.
-            pool = self._rate_limit_pools.setdefault(self.alias, pool)
-        pool.open()
+            # Two threads may build one at once: the first stored wins, the other is closed (it opened none:
+            # min_size is 0). Opening here, not per use, keeps the pool's lock off every request's path.
+            stored = self._rate_limit_pools.setdefault(self.alias, pool)
+            if stored is not pool:
+                pool.close()
+            pool = stored
         return pool
 
     def _configure_role(self, connection):
