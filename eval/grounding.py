@@ -138,6 +138,10 @@ def _rows_of(scores: dict[str, Score], faithful: bool) -> list[str]:
     return lines
 
 
+BOTH = ((False, "verbatim"), (True, "rewrites"))
+REWRITES_ONLY = ((True, "rewrites"),)
+
+
 def report() -> list[str]:
     from memory.extraction.grounding import PARAPHRASE_MISSING_SHARE
 
@@ -151,15 +155,17 @@ def report() -> list[str]:
         "the first version: its fabrications in languages grounding cannot read (number words, months, "
         "negations) are why rewording is admitted only in the languages it reads — so its figures are no longer "
         "untouched for that one decision. `verbatim` is the space setting `admit_rewrites` off (the grounding "
-        "before #26).",
+        "before #26). `train_a.jsonl` (1,440 pairs in en de ru cs es fr ja hu, written as training data for a "
+        "learned check) was read while number words and resolved dates were built (decision 0024): its figures "
+        "are training figures.",
         "",
         "| file | grounding | faithful admitted (recall) | fabrications admitted | precision |",
         "|---|---|---|---|---|",
     ]
     scored = {}
-    for name in ("tune.jsonl", "heldout.jsonl"):
+    for name, settings in (("tune.jsonl", BOTH), ("heldout.jsonl", BOTH), ("train_a.jsonl", REWRITES_ONLY)):
         rows = load(name)
-        for admit, label in ((False, "verbatim"), (True, "rewrites")):
+        for admit, label in settings:
             by = score(rows, verdicts(rows, admit_rewrites=admit))
             total = by["all"]["all"]
             lines.append(

@@ -70,6 +70,9 @@ from memory.text.analysis import (
     split_sentences,
     words,
 )
+from memory.text.number_words import number_word_value
+from memory.text.relative_dates import SaidDate, dates_in
+from memory.understanding.readings import read
 from memory.understanding.value_words import reworded, value_words
 
 MIN_QUOTE_CHARS = 8
@@ -92,22 +95,6 @@ MAX_WORD_CHARS = 512
 _OVERLONG_WORD = re.compile(rf"\S{{{MAX_WORD_CHARS + 1},}}")
 DEFAULT_MAX_SEMANTIC_DISTANCE = 0.15
 
-NUMBER_WORD_VALUES = {
-    **dict.fromkeys(("one", "один", "jeden", "jedna", "eins", "uno", "una", "un", "une"), "1"),
-    **dict.fromkeys(("two", "два", "dva", "dvě", "zwei", "dos", "deux"), "2"),
-    **dict.fromkeys(("three", "три", "tři", "drei", "tres", "trois"), "3"),
-    **dict.fromkeys(("four", "четыре", "čtyři", "vier", "cuatro", "quatre"), "4"),
-    **dict.fromkeys(("five", "пять", "pět", "fünf", "cinco", "cinq"), "5"),
-    **dict.fromkeys(("six", "шесть", "šest", "sechs", "seis"), "6"),
-    **dict.fromkeys(("seven", "семь", "sedm", "sieben", "siete", "sept"), "7"),
-    **dict.fromkeys(("eight", "восемь", "osm", "acht", "ocho", "huit"), "8"),
-    **dict.fromkeys(("nine", "девять", "devět", "neun", "nueve", "neuf"), "9"),
-    **dict.fromkeys(("ten", "десять", "deset", "zehn", "diez", "dix"), "10"),
-    "eleven": "11",
-    "twelve": "12",
-}
-# Articles that are also the number one: counted as a value only when written as a digit.
-_ARTICLE_ONES = {"un", "une", "una", "uno", "ein", "eine", "jeden", "jedna", "one"}
 
 NEGATION_WORDS = {
     # en, ru, cs, de, es, fr: words that turn a statement into its opposite
@@ -129,6 +116,8 @@ _CS_NOT_NEGATED = ("neděl", "nebo", "nejen", "než", "nemoc", "němec", "němec
                    "nejdřív", "nejmen", "nejbliž", "nejpozd", "nejčast", "nejvyš", "nejniž", "nerez", "netto",
                    "neutr", "nevěst")  # fmt: skip
 _JA_NEGATION = re.compile(r"ない|ません|なかった|ではなく|じゃなく|無し|なし")
+_RAW_WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;\"“«„(]|\n)\W*$")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"\d+(?:[.,:/'’-]\d+)*")
 # Clauses: a sentence end, ";" or a coordinating conjunction ends one, and so do a comma, colon, bracket,
@@ -260,17 +249,24 @@ class Rejected:
 # What a text says: its values, names, terms and polarity
 
 
-def number_values(text: str) -> set[str]:
-    """Numbers as digits, whatever the separators or the language of a number word.
+def number_values(text: str, language: str | None = None) -> set[str]:
+    """Numbers as digits, whatever the separators or the language of a number word (``memory.text.number_words``;
+    a capitalised word inside a sentence is a name: "Otto" is no eight).
 
-    >>> sorted(number_values("4,000 kg on 12.5. and four vans"))
-    ['125', '4', '4000']
+    >>> sorted(number_values("4,000 kg on 12.5. and forty vans"))
+    ['125', '40', '4000']
     """
     text = unicodedata.normalize("NFKC", text)
     found = {re.sub(r"\D", "", match) for match in _NUMBER.findall(text)}
-    for word in words(text):
-        value = NUMBER_WORD_VALUES.get(word)
-        if value and word not in _ARTICLE_ONES:
+    language = language or detect_language(text)
+    for match in _RAW_WORD.finditer(text):
+        word = match.group(0)
+        if word[0].isupper() and not _SENTENCE_START.search(text, 0, match.start()):
+            continue
+        value = number_word_value(word.lower(), language)
+        if value is None and language in SUPPORTED_LANGUAGES and len(word) >= 3:
+            value = number_word_value(lemma(word.lower(), language), language)  # «четырнадцати», "třemi"
+        if value:
             found.add(value)
     return found
 
@@ -291,8 +287,31 @@ def emails(text: str) -> set[str]:
 
 
 def identifiers(text: str) -> set[str]:
-    """Words that mix letters and digits: order numbers, plates, codes."""
-    return {w for w in words(text) if any(c.isdigit() for c in w) and any(c.isalpha() for c in w)}
+    """Words that mix letters and digits: order numbers, plates, codes. Not a number with a grammatical
+    ending ("11-én", "2025-ben", "14th", "1950s": the number is rule 2's), and in Japanese or Chinese,
+    whose words are not parted by spaces, only the runs of Latin letters and digits ("2025年11月11日" is a
+    date, "A-1234" an id).
+
+    >>> sorted(identifiers("Order A-1234 arrived on 11-én, 2025年11月11日に届いたB52便"))
+    ['a-1234', 'b52']
+    """
+    found = set()
+    for word in words(text):
+        if not (any(c.isdigit() for c in word) and any(c.isalpha() for c in word)):
+            continue
+        if is_cjk(word):
+            found |= {w for w in _LATIN_RUN.findall(word) if _mixes_letters_and_digits(w)}
+        elif not _NUMBER_WITH_ENDING.fullmatch(word):
+            found.add(word)
+    return found
+
+
+_LATIN_RUN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_NUMBER_WITH_ENDING = re.compile(r"\d+(?:[-'’][^\W\d_]{2,5}|st|nd|rd|th|s)")  # not "12-b": a flat's id
+
+
+def _mixes_letters_and_digits(word: str) -> bool:
+    return any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
 
 
 def proper_names(text: str) -> set[str]:
@@ -400,7 +419,7 @@ class Span:
             language=language,
             terms=terms,
             surface=set(words(text)),
-            numbers=number_values(text),
+            numbers=number_values(text, language),
             times=time_words(text),
             emails=emails(text),
             clauses=(split_clauses(text, language) or [text]) if whole else [text],
@@ -423,7 +442,7 @@ class Span:
             return term in self.text
         if term in self.terms or term in self.surface:
             return True
-        if (term if term.isdigit() else NUMBER_WORD_VALUES.get(term)) in self.numbers:
+        if (term if term.isdigit() else number_word_value(term, self.language)) in self.numbers:
             return True  # "4" and "four" (whether a number was added is rule 2's business)
         return any(_similar(term, known) for known in self.terms | self.surface)
 
@@ -453,14 +472,20 @@ def support_problem(
     many of the claim's content terms may be its own words, as a share — what a rewrite may paraphrase;
     every value, name, date and negation must still be the source's."""
     span = source if isinstance(source, Span) else Span.of(source)
-    resolved_numbers, resolved_times = _resolved_date(span, speaker.sent_at)
+    resolved_numbers, resolved_times, resolved_phrases = set(), set(), []
+    if number_values(claim) - span.numbers or time_words(claim) - span.times:
+        # (only then: reading the span's relative times costs more than the rest of the check)
+        resolved_numbers, resolved_times, resolved_phrases = _resolved_date(
+            claim, detect_language(claim), span, speaker.sent_at
+        )
     added = sorted(emails(claim) - span.emails)
     if added:
         return f"adds an e-mail address the customer did not say: {', '.join(added)}"
     added = sorted(i for i in identifiers(claim) if i not in span.surface)
     if added:
         return f"adds an id the customer did not say: {', '.join(added)}"
-    added = sorted(number_values(claim) - span.numbers - resolved_numbers)
+    named = {number_word_value(w) for w in words(claim) if speaker.is_subject(w)}  # a customer called Otto (eight)
+    added = sorted(number_values(claim) - span.numbers - resolved_numbers - named)
     if added:
         return f"adds a number the customer did not say: {', '.join(added)}"
     added = sorted(time_words(claim) - span.times - resolved_times)
@@ -494,19 +519,27 @@ def support_problem(
     if _whole_sentence_of(claim, span):
         return None  # the customer's sentence itself, clause for clause
     if missing_share > MAX_MISSING_TERMS_RATIO and not cjk and not (not missing and _whole_clause_of(claim, span)):
-        problem = _reworded_problem(claim, terms, missing, span, language)
+        problem = _reworded_problem(claim, terms, missing, span, language, resolved_phrases)
         if problem:
             return problem
     for clause in split_clauses(claim, span.language):
         problem = _clause_problem(
-            clause, language, names, span, resolved_numbers, resolved_times, missing_share > MAX_MISSING_TERMS_RATIO
+            clause,
+            language,
+            names,
+            span,
+            resolved_numbers | named,
+            resolved_times,
+            missing_share > MAX_MISSING_TERMS_RATIO,
         )
         if problem:
             return problem
     return None
 
 
-def _reworded_problem(claim: str, terms: list[str], missing: list[str], span: Span, language: str) -> str | None:
+def _reworded_problem(
+    claim: str, terms: list[str], missing: list[str], span: Span, language: str, resolved_phrases: list[str] = ()
+) -> str | None:
     """What a rewrite may not do with its own words. Which words name a value (a thing, kind, activity or
     person) is learned (``memory.understanding.value_words``); a rewrite may not
 
@@ -517,8 +550,11 @@ def _reworded_problem(claim: str, terms: list[str], missing: list[str], span: Sp
     - leave out who a clause is about, where its subject stands when it is not "I" or "we" (its first
       content word, or that of a short clause before it saying who thinks so): "My sister adopted a
       greyhound" → "adopted a greyhound", «Тренер считает, что я готова» → "is ready". In languages without
-      a stop-word list the first word is often a function word, so there this part is not checked."""
-    own = Span.of(claim, whole=False)
+      a stop-word list the first word is often a function word, so there this part is not checked.
+
+    ``resolved_phrases``: the span's time expressions the claim gives as a date ("this Saturday" as "on
+    6 September"): said by the claim, not left out."""
+    own = Span.of(" ".join([claim, *resolved_phrases]), whole=False)
     clause_terms = [_claim_terms(c.text, span.language)[0] for c in span.clause_spans()]
     candidates = [t for ts in clause_terms for t in ts] + [t for t in terms if own.covers(t, False)]
     values = value_words(list(dict.fromkeys(missing + candidates)))
@@ -560,26 +596,76 @@ def _reports(clause: str) -> bool:
     return bool(first) and first[0] in COMPLEMENTISERS
 
 
-def _resolved_date(span: Span, sent_at: datetime.datetime | None) -> tuple[set[str], set[str]]:
-    """The numbers and month and weekday names of the date a relative time in the span ("yesterday",
-    "3 days ago") resolves to from the message's date: a rewrite may give that date instead."""
-    if sent_at is None:
-        return set(), set()
+def _resolved_date(
+    claim: str, language: str, span: Span, sent_at: datetime.datetime | None
+) -> tuple[set[str], set[str], list[str]]:
+    """The numbers and month and weekday names a rewrite may give for a time expression of the span
+    ("yesterday", "last month", "wczoraj") resolved from the message's date: the day, month and year of
+    that date as precisely as the span names it, each only where the claim writes that part of a date
+    ("on November 11, 2025": 11 as a day), never as a count ("waiting six days"); and the span's time
+    expressions it gives that way."""
+    claimed = _date_numbers(claim, language)
+    if sent_at is None or not (any(claimed.values()) or time_words(claim) - span.times):
+        return set(), set(), []
+    said = dates_in(span.text, span.language, sent_at, guess_language=not span.read_language)
     offset = event_offset_days(span.text, span.language)
-    if offset is None and set(words(span.text)) & TOMORROW:
-        offset = -1
-    if offset is None:
-        return set(), set()
-    day = (sent_at - datetime.timedelta(days=offset)).date()
-    d, m, y = day.day, day.month, day.year
-    numbers = {str(d), str(m), str(y), f"{d}{m}", f"{d:02}{m:02}", f"{m}{d}", f"{m:02}{d:02}", f"{d}{m}{y}",
-               f"{d:02}{m:02}{y}", f"{y}{m:02}{d:02}", f"{m}{d}{y}"}  # fmt: skip
-    return numbers, set(MONTH_NAMES[m - 1]) | set(WEEKDAY_NAMES[day.weekday()])
+    if offset is not None:
+        said.append(SaidDate("", (sent_at - datetime.timedelta(days=offset)).date(), "day"))
+    parts: dict[str, set[str]] = {"year": set(), "month": set(), "day": set(), "numeric": set()}
+    times = set()
+    for date in said:
+        d, m, y = date.day.day, date.day.month, date.day.year
+        parts["year"].add(str(y))
+        if date.names_month:
+            parts["month"].add(str(m))
+            parts["numeric"] |= {f"{m}{y}", f"{m:02}{y}", f"{y}{m:02}"}
+            times |= set(MONTH_NAMES[m - 1])
+        if date.names_day:
+            parts["day"].add(str(d))
+            parts["numeric"] |= {f"{d}{m}", f"{d:02}{m:02}", f"{m}{d}", f"{m:02}{d:02}", f"{d}{m}{y}",
+                                 f"{d:02}{m:02}{y}", f"{y}{m:02}{d:02}", f"{m}{d}{y}", f"{m:02}{d:02}{y}"}  # fmt: skip
+            times |= set(WEEKDAY_NAMES[date.day.weekday()])
+    numbers = set().union(*(claimed[part] & parts[part] for part in parts))
+    if not numbers and not time_words(claim) & times:
+        return set(), set(), []
+    return numbers, times, [date.phrase for date in said if date.phrase]
+
+
+# A number is part of a date when a month or weekday stands this close to it ("18 January", "am 9. April").
+DATE_WORD_REACH = 3
+_TOKEN = re.compile(r"\d+(?:[.,:/'’-]\d+)*|[^\W\d_]+(?:[-'’][^\W\d_]+)*")
+_CJK_DATE_PART = {"年": "year", "月": "month", "日": "day"}
+
+
+def _date_numbers(text: str, language: str) -> dict[str, set[str]]:
+    """The numbers ``text`` writes as parts of a date, by part: a numeric date ("11.11.2025"), a year
+    (four digits, 2025年), a month (11月), or a day (a number beside a month or weekday name, 11日)."""
+    text = unicodedata.normalize("NFKC", text)
+    tokens = list(_TOKEN.finditer(text))
+    near_date_word = set()
+    for index, token in enumerate(tokens):
+        if not token.group(0)[0].isdigit() and time_words(token.group(0)):
+            near_date_word.update(range(index - DATE_WORD_REACH, index + DATE_WORD_REACH + 1))
+    found: dict[str, set[str]] = {"year": set(), "month": set(), "day": set(), "numeric": set()}
+    for index, match in enumerate(tokens):
+        token = match.group(0)
+        values = number_values(token, language)
+        if not values:
+            continue
+        digits = re.sub(r"\D", "", token)
+        suffix = _CJK_DATE_PART.get(text[match.end() : match.end() + 1])
+        if suffix:
+            found[suffix] |= values
+        elif len(digits) == 4 and 1900 <= int(digits) <= 2100:
+            found["year"].add(digits)
+        elif _DATE.fullmatch(token):
+            found["numeric"].add(digits)
+        elif index in near_date_word:
+            found["day"] |= values
+    return found
 
 
 CAPITALISED_NOUNS = frozenset({"de", "lb"})  # languages where a capital letter inside a sentence is any noun
-# "Tomorrow" (Spanish "mañana" is also "morning", so not here; German "heute morgen" is read as today first).
-TOMORROW = frozenset({"tomorrow", "завтра", "zítra", "demain", "domani", "amanhã", "jutro", "morgen"})
 
 
 def _whole_clause_of(claim: str, span: Span) -> bool:
@@ -627,7 +713,7 @@ def _clause_problem(
     "12 vans"). The clause's polarity must be that of the home with what it borrows."""
     terms, cjk = _claim_terms(clause, language)
     known = [t for t in terms if span.covers(t, cjk)]
-    numbers = number_values(clause) - resolved_numbers
+    numbers = number_values(clause, language) - resolved_numbers
     times = time_words(clause) - resolved_times
     ids = identifiers(clause)
     anchors = [n for n in names if n in words(clause)]
@@ -772,12 +858,27 @@ def _check(
         if learned_topic_holds(candidate.content, candidate.quote):
             return span, None
         return span, "names an attribute the words it cites are not about"
-    return span, support_problem(
+    problem = support_problem(
         candidate.content,
         span,
         statement=candidate.kind != "topic",
         **_rewording(span, candidate.content, speaker, admit_rewrites),
     )
+    if problem is None and candidate.kind != "topic" and _only_asks(span_text):
+        problem = "states as a fact what the customer only asked (its words are a question)"
+    return span, problem
+
+
+# How sure the learned reading must be that every sentence an entry cites is a question before the entry is
+# refused for turning it into a fact ("Is it true that renters can't get the grant?" → "can't get the grant").
+QUESTION_CONFIDENCE = 0.4
+
+
+def _only_asks(span_text: str) -> bool:
+    """Whether every sentence of the span reads (learned, in any language) as a question to the agent."""
+    sentences = split_sentences(span_text) or [span_text]
+    readings = read(sentences)
+    return all(r.intent == "question" and r.intent_confidence >= QUESTION_CONFIDENCE for r in readings)
 
 
 def supported(claim: str, source: Span, speaker: Speaker = NO_SPEAKER) -> str | None:
@@ -795,7 +896,9 @@ def _rewording(span: Span, content: str, speaker: Speaker, admit_rewrites: bool)
     repeat the customer's words, subject included."""
     if admit_rewrites and span.read_language and reads_language(content):
         return {"speaker": speaker, "missing_share": PARAPHRASE_MISSING_SHARE}
-    return {"speaker": NO_SPEAKER, "missing_share": MAX_MISSING_TERMS_RATIO}
+    # A date a relative time resolves to is read in any language dateparser knows (memory.text.relative_dates).
+    dates_only = Speaker(sent_at=speaker.sent_at) if admit_rewrites else NO_SPEAKER
+    return {"speaker": dates_only, "missing_share": MAX_MISSING_TERMS_RATIO}
 
 
 # The share of a text's words the lemmatiser's dictionaries of the languages grounding reads know, from which
