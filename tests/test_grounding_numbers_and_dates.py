@@ -142,3 +142,51 @@ def test_a_statement_beside_a_question_is_still_admitted():
     candidate = Candidate(kind="fact", content="The customer rents a flat with a small garden.", topic="",
                           importance=0.5, keywords=[], quote="We rent our flat with a small garden.")  # fmt: skip
     assert check_candidate(candidate, message, Speaker.of("Emma", message)) is None
+
+
+def test_a_statement_the_reading_is_unsure_about_is_not_refused_as_a_question():
+    # Read together, the thanks and the Japanese statement score 0.43 for a question; without a question mark
+    # the reading must be surer than that.
+    message = "Thanks for the quick answer. 私たちは毎週月曜日に配送します。"
+    assert "only asked" not in (_verdict(message, message) or "")
+
+
+# Found by an attack on the first version: a resolved date licensed its numbers anywhere in the entry, a weekday
+# made any number beside it a day, "last month" was read as an exact day, a Japanese date's month and day could
+# swap, a customer named Otto licensed an eight, and a thank-you after a question hid it.
+@pytest.mark.parametrize(
+    ("message", "entry", "sent", "name"),
+    [
+        ("I bought 3 bikes yesterday.", "Emma bought 11 bikes on November 11.", "2025-11-12", "Emma"),
+        ("I ordered the parts yesterday.", "Emma ordered 2025 parts yesterday.", "2025-11-12", "Emma"),
+        ("I was born in 1990 and moved here yesterday.", "Emma was born in 2025 and moved here yesterday.",
+         "2025-11-12", "Emma"),
+        ("I bought chairs yesterday.", "Emma bought 11 chairs on Tuesday.", "2025-11-12", "Emma"),
+        ("We stayed in Rome for 9 days.", "Emma stayed in Rome for 3 days in November.", "2025-11-12", "Emma"),
+        ("I paid for the repair last month.", "Emma paid for the repair on October 13.", "2025-11-12", "Emma"),
+        ("I moved the day before yesterday.", "Emma moved on November 11.", "2025-11-12", "Emma"),
+        ("Mein Paket kam gestern an.", "Emmas Paket kam am 11.3. an.", "2025-11-04", "Emma"),
+        ("2025年11月12日に荷物が届きました。", "2025年12月11日に荷物が届きました。", "2025-11-12", "Emma"),
+        ("I have three cats.", "Otto has eight cats.", "2025-11-12", "Otto Berger"),
+        ("Is it true that renters can't get the grant? Thanks a lot.", "Renters can't get the grant.", "2025-11-12",
+         "Emma"),
+    ],
+)  # fmt: skip
+def test_attacks_on_dates_numbers_and_questions_are_refused(message, entry, sent, name):
+    assert _verdict(message, entry, sent=sent, name=name) is not None
+
+
+@pytest.mark.parametrize(
+    ("message", "entry", "sent", "name"),
+    [
+        ("I paid for the repair last month.", "Emma paid for the repair in October 2025.", "2025-11-12", "Emma"),
+        ("I moved the day before yesterday.", "Emma moved on November 10.", "2025-11-12", "Emma"),
+        ("Mein Paket kam gestern an.", "Emmas Paket kam am 3.11. an.", "2025-11-04", "Emma"),
+        ("昨日やっと乾燥機が届きました。", "2025年11月11日にやっと乾燥機が届きました。", "2025-11-12", "Emma"),
+        ("I have three cats.", "Otto has three cats.", "2025-11-12", "Otto Berger"),
+        ("I moved to Berlin last month, do you ship there?", "Emma moved to Berlin last month.", "2025-11-12", "Emma"),
+        ("We have four kids, can we all fit in the van?", "We have four kids.", "2025-11-12", "Emma"),
+    ],
+)  # fmt: skip
+def test_the_faithful_versions_of_those_entries_are_admitted(message, entry, sent, name):
+    assert _verdict(message, entry, sent=sent, name=name) is None

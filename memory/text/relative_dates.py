@@ -69,7 +69,9 @@ def _search(text: str, language: str | None, base: datetime.datetime) -> set[Sai
     found = set()
     for prefer in ("past", "future"):
         matches = _phrase_matches(text, language, base, prefer) if language else []
-        for phrase, when, read_as in matches + _matches(text, language, base, prefer):
+        # dateparser's search splits "the day before yesterday" and reads its "yesterday" alone
+        searched = [m for m in _matches(text, language, base, prefer) if not any(m[0] in p for p, _, _ in matches)]
+        for phrase, when, read_as in matches + searched:
             if abs((when.date() - base.date()).days) > MAX_DAYS_AWAY:
                 continue
             found.add(SaidDate(phrase, when.date(), _period(phrase, read_as, base, prefer)))
