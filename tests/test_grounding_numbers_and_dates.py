@@ -33,6 +33,7 @@ def _verdict(message: str, entry: str, *, sent: str = "2025-11-12", name: str = 
          "У Эммы стоматологическая клиника с пятью врачами и двумя ассистентками."),
         ("Máme zubní ordinaci se čtyřmi zubaři.", "Emma má zubní ordinaci se třemi zubaři."),
         ("Wir haben acht Tische im Café.", "Emma hat zwölf Tische im Café."),
+        ("Wir erwarten hundert Gäste zur Feier.", "Emma erwartet tausend Gäste zur Feier."),
     ],
 )  # fmt: skip
 def test_a_number_changed_in_words_is_refused_in_any_case_and_language(message, changed):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import os
 import re
 
 from num2words import CONVERTER_CLASSES, num2words
@@ -70,6 +71,9 @@ def _number_words(languages: tuple[str, ...] | None = None) -> dict[str, str]:
                     for part in parts[1:]:  # "one hundred", "jeden tysiąc": the round word
                         values[part].add(value)
                         languages_of[part].add(language)
+        for value, word in _round_words(language):
+            values[word].add(value)
+            languages_of[word].add(language)
     other_words = _common_words_by_language()
     table = {}
     for word, found in values.items():
@@ -81,6 +85,26 @@ def _number_words(languages: tuple[str, ...] | None = None) -> dict[str, str]:
             continue  # a common word of another language
         table[word] = str(found.pop())
     return table
+
+
+def _round_words(language: str) -> list[tuple[int, str]]:
+    """The word for a hundred or a thousand that a language writes inside one word with its count
+    ("einhundert", "zweihundert" → "hundert"; "etttusen", "tvåtusen" → "tusen"): the ending all nine share."""
+    found = []
+    for value in (100, 1000):
+        try:
+            forms = [num2words(value * count, lang=language).lower() for count in range(1, 10)]
+        except (NotImplementedError, OverflowError, TypeError, ValueError, AttributeError, KeyError):
+            continue
+        if any(len(_WORD.findall(form)) != 1 for form in forms):
+            continue
+        ending = os.path.commonprefix([form[::-1] for form in forms])[::-1]
+        if len(ending) >= MIN_ROUND_WORD_LETTERS and _WORD.fullmatch(ending):
+            found.append((value, ending))
+    return found
+
+
+MIN_ROUND_WORD_LETTERS = 4
 
 
 @functools.cache
