@@ -300,7 +300,7 @@ def identifiers(text: str) -> set[str]:
     """
     found = set()
     for word in words(text):
-        if not (any(c.isdigit() for c in word) and any(c.isalpha() for c in word)):
+        if not _mixes_letters_and_digits(word):
             continue
         if is_cjk(word):
             found |= {w for w in _LATIN_RUN.findall(word) if _mixes_letters_and_digits(w)}
@@ -911,9 +911,9 @@ def _only_asks(span_text: str) -> bool:
     question that states something in a part of its own ("We have four kids, can we all fit in the van?") does
     not only ask."""
     sentences = split_sentences(span_text) or [span_text]
-    readings = read(sentences)
-    asks = [s for s, r in zip(sentences, readings, strict=True) if _asks(s, r)]
-    rest = [(s, r) for s, r in zip(sentences, readings, strict=True) if not _asks(s, r)]
+    read_as = list(zip(sentences, read(sentences), strict=True))
+    asks = [s for s, r in read_as if _asks(s, r)]
+    rest = [(s, r) for s, r in read_as if s not in asks]
     if not asks or any(r.intent != "small_talk" or len(words(s)) > MAX_ASIDE_WORDS for s, r in rest):
         return False
     parts = [p for s in asks for p in re.split(_WEAK_BREAK, s) if len(words(p)) >= MIN_STATEMENT_PART_WORDS]

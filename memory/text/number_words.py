@@ -56,9 +56,8 @@ def _number_words(languages: tuple[str, ...] | None = None) -> dict[str, str]:
     for language in languages or _languages():
         for value in VALUES:
             for form in ("cardinal", "ordinal") if value >= ORDINALS_FROM else ("cardinal",):
-                try:
-                    written = num2words(value, lang=language, to=form).lower()
-                except (NotImplementedError, OverflowError, TypeError, ValueError, AttributeError, KeyError):
+                written = _written(value, language, form)
+                if written is None:
                     continue
                 parts = _WORD.findall(written)
                 if value == 1:
@@ -92,11 +91,8 @@ def _round_words(language: str) -> list[tuple[int, str]]:
     ("einhundert", "zweihundert" → "hundert"; "etttusen", "tvåtusen" → "tusen"): the ending all nine share."""
     found = []
     for value in (100, 1000):
-        try:
-            forms = [num2words(value * count, lang=language).lower() for count in range(1, 10)]
-        except (NotImplementedError, OverflowError, TypeError, ValueError, AttributeError, KeyError):
-            continue
-        if any(len(_WORD.findall(form)) != 1 for form in forms):
+        forms = [_written(value * count, language) for count in range(1, 10)]
+        if any(form is None or len(_WORD.findall(form)) != 1 for form in forms):
             continue
         ending = os.path.commonprefix([form[::-1] for form in forms])[::-1]
         if len(ending) >= MIN_ROUND_WORD_LETTERS and _WORD.fullmatch(ending):
@@ -105,6 +101,15 @@ def _round_words(language: str) -> list[tuple[int, str]]:
 
 
 MIN_ROUND_WORD_LETTERS = 4
+
+
+def _written(value: int, language: str, form: str = "cardinal") -> str | None:
+    """``num2words``' words for a value, lower case; None where the language has no such form (its converters
+    raise NotImplementedError for a form they lack, and other errors for values they cannot write)."""
+    try:
+        return num2words(value, lang=language, to=form).lower()
+    except (NotImplementedError, OverflowError, TypeError, ValueError, AttributeError, KeyError):
+        return None
 
 
 @functools.cache

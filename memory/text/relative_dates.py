@@ -71,10 +71,9 @@ def _search(text: str, language: str | None, base: datetime.datetime) -> set[Sai
         matches = _phrase_matches(text, language, base, prefer) if language else []
         # dateparser's search splits "the day before yesterday" and reads its "yesterday" alone
         searched = [m for m in _matches(text, language, base, prefer) if not any(m[0] in p for p, _, _ in matches)]
-        for phrase, when, read_as in matches + searched:
-            if abs((when.date() - base.date()).days) > MAX_DAYS_AWAY:
-                continue
-            found.add(SaidDate(phrase, when.date(), _period(phrase, read_as, base, prefer)))
+        for phrase, when, period in matches + searched:
+            if abs((when.date() - base.date()).days) <= MAX_DAYS_AWAY:
+                found.add(SaidDate(phrase, when.date(), period))
     return found
 
 
@@ -96,11 +95,11 @@ def _phrase_matches(text, language, base, prefer) -> list[tuple[str, datetime.da
             if not _may_be_a_date(phrase, language) or any(phrase in longer for longer, _, _ in found):
                 continue
             try:
-                when = parser.get_date_data(phrase).date_obj
+                data = parser.get_date_data(phrase)
             except (ValueError, OverflowError, TypeError):
                 continue
-            if when is not None:
-                found.append((phrase, when, language))
+            if data.date_obj is not None:
+                found.append((phrase, data.date_obj, _precision(data.period)))
     return found
 
 
@@ -144,7 +143,11 @@ def _matches(text, language, base, prefer) -> list[tuple[str, datetime.datetime,
         )
     except (ValueError, OverflowError, TypeError):
         return []
-    return [(phrase, when, read_as) for phrase, when, read_as in found or [] if _may_be_a_date(phrase, read_as)]
+    return [
+        (phrase, when, _period(phrase, read_as, base, prefer))
+        for phrase, when, read_as in found or []
+        if _may_be_a_date(phrase, read_as)
+    ]
 
 
 def _period(phrase: str, language: str, base: datetime.datetime, prefer: str) -> str:
@@ -154,7 +157,11 @@ def _period(phrase: str, language: str, base: datetime.datetime, prefer: str) ->
         data = DateDataParser(languages=[language], settings=_settings(base, prefer)).get_date_data(phrase)
     except (ValueError, OverflowError, TypeError):
         return "day"
-    return data.period if data.period in PRECISION else "day"
+    return _precision(data.period)
+
+
+def _precision(period: str | None) -> str:
+    return period if period in PRECISION else "day"
 
 
 def _settings(base: datetime.datetime, prefer: str) -> dict:
