@@ -232,3 +232,66 @@ def test_a_negative_restatement_of_a_stored_fact_deletes_nothing(client_a, space
     assert body["forgotten"] == [], body
     assert deletions(space_a) == before
     assert stored in every_text(space_a)
+
+
+# --- A request in another form of the stored word --------------------------------------------------
+
+# (stored target, bystanders, request): the request's word is the stored word's stem in another form, which
+# lemmatisers give another lemma (an adjective beside its noun), and the embedding alone puts a little
+# farther than the floor.
+STEM_REQUESTS = [
+    ("Бухгалтерию мы ведём в 1С.", ["У нас 40 сотрудников.", "Счета отправляйте на billing@olga.example."],
+     "Забудьте, какую бухгалтерскую программу мы используем.", "1С"),
+    ("Účetnictví vedeme v Pohodě.", ["Máme 40 zaměstnanců.", "Faktury posílejte na billing@jana.example."],
+     "Zapomeňte, jaký účetní program používáme.", "Pohod"),
+    ("Usamos Holded para la contabilidad.", ["Tenemos 40 empleados.", "Envíen las facturas a billing@lucia.example."],
+     "Olvida qué programa contable usamos.", "Holded"),
+    ("Unsere Buchhaltung läuft über DATEV.", ["Wir haben 40 Mitarbeiter.", "Rechnungen bitte an billing@max.example."],
+     "Vergessen Sie, welches Buchhaltungsprogramm wir nutzen.", "DATEV"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("stored, bystanders, request_text, value", STEM_REQUESTS)
+def test_a_request_naming_the_stored_words_stem_in_another_form_is_carried_out(
+    client_a, space_a, stored, bystanders, request_text, value
+):
+    for statement in (stored, *bystanders):
+        say(client_a, space_a, statement, session="one")
+    body = say(client_a, space_a, request_text, session="two")
+    assert value in body["confirmation"], body
+    assert value not in every_text(space_a)
+    for bystander in bystanders:  # one request, one thing: the rest stays
+        assert bystander.split()[-1].rstrip(".") in every_text(space_a), bystander
+
+
+@pytest.mark.parametrize("stored, bystanders, request_text, value", STEM_REQUESTS)
+def test_a_request_for_something_not_stored_takes_no_neighbour_of_its_stem_search(
+    client_a, space_a, stored, bystanders, request_text, value
+):
+    for statement in bystanders:
+        say(client_a, space_a, statement, session="one")
+    before = deletions(space_a)
+    body = say(client_a, space_a, request_text, session="two")
+    assert body["forgotten"] == [], body
+    assert deletions(space_a) == before
+
+
+# (stored row about another subject, request): the row shares the request's word or its stem and lies within
+# the distance a shared word reaches, but it is about someone's job or family, not the business's software.
+OTHER_SUBJECT_SAME_WORD = [
+    ("Я работаю бухгалтером.", "Забудьте, какую бухгалтерскую программу мы используем."),
+    ("Pracuji jako účetní.", "Zapomeňte, jaký účetní program používáme."),
+    ("Mi hermano es contable.", "Olvida qué programa contable usamos."),
+    ("Ich arbeite in der Buchhaltung.", "Vergessen Sie, welches Buchhaltungsprogramm wir nutzen."),
+    ("My sister is a photographer.", "Forget my photography business."),
+]
+
+
+@pytest.mark.parametrize("stored, request_text", OTHER_SUBJECT_SAME_WORD)
+def test_a_shared_word_does_not_reach_a_row_about_another_subject(client_a, space_a, stored, request_text):
+    say(client_a, space_a, stored, session="one")
+    say(client_a, space_a, "We have two dogs.", session="one")
+    before = deletions(space_a)
+    body = say(client_a, space_a, request_text, session="two")
+    assert body["forgotten"] == [], body
+    assert deletions(space_a) == before

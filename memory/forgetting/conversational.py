@@ -14,8 +14,9 @@ Code, never the model, sets how much a decision can delete:
   by the rules' words or the model's reading of the row, a value type ("phone": a number) always a bound —
   and "old" never takes the current value (``judge.select_explicit``); a request no phrase list read
   takes only the rows of a single-valued attribute it names;
-- a correction reaches a row twice as far as the floor only when they share a word or a topic (never by
-  the model's reading alone: "I don't eat meat at all" is not a denial of "I am vegetarian").
+- a request or correction reaches a row twice as far as the floor only when they share a word (or its stem)
+  or a topic and the model does not read the row as about another attribute (never by the model's reading
+  alone: "I don't eat meat at all" is not a denial of "I am vegetarian").
 Deletion is permanent and audited (``deletion``), with each statement's history and the topic tags only
 it carried; the caller gets what was deleted and a sentence in the customer's language that names the
 statements (never a topic tag alone).
@@ -49,6 +50,10 @@ MARGIN_FROM_BEST = 0.05
 # How much farther than the floor an explicit request reaches for a row sharing a word or topic with it.
 CORROBORATED_FLOOR_FACTOR = 2.0
 
+
+# Past the floor a shared word reaches a row only when the model gives the row at least this probability of
+# being about the attribute the request is about (a veto, never a reason to delete).
+UNLIKELY_ATTRIBUTE = 0.2
 
 # How many of the nearest rows (no floor) an attribute request ("forget my phone number") reads to find
 # those that state the attribute: the attribute, not the distance, is the evidence, and this bounds the work.
@@ -176,6 +181,20 @@ def candidates_within_floor(
             )
             for memory in shared:
                 keep(memory)
+            # The same stem in another form ("бухгалтерскую" for "Бухгалтерию"): read in the nearest rows.
+            nearest = (
+                active.annotate(distance=CosineDistance("embedding", vector))
+                .filter(distance__lte=floor * CORROBORATED_FLOOR_FACTOR)
+                .order_by("distance")[:HARD_MAX_DELETIONS]
+            )
+            for memory in nearest:
+                if targets.shares_stem(memory.content, tokens, intent.language):
+                    keep(memory)
+    if intent.learned_attribute:
+        # A shared word reaches past the floor, not across subjects: "which accounting program we use" is not
+        # "my brother is an accountant", as the model reads the two.
+        reader.annotate(list(found.values()))
+        found = {pk: c for pk, c in found.items() if c.distance <= floor or not _about_else(c, intent)}
     if found:
         cutoff = min(f.distance for f in found.values()) + MARGIN_FROM_BEST
         found = {pk: f for pk, f in found.items() if f.distance <= cutoff}
@@ -194,6 +213,12 @@ def candidates_within_floor(
         for candidate in attribute_candidates(space=space, intent=intent, vector=vectors[0], reader=reader):
             found.setdefault(candidate.memory.pk, candidate)
     return reader.annotate(sorted(found.values(), key=lambda c: c.distance))
+
+
+def _about_else(candidate: Candidate, intent: ForgetIntent) -> bool:
+    """The model finds the row unlikely to be about what the request or correction is about."""
+    scores = candidate.reading.attribute_scores if candidate.reading else {}
+    return scores.get(intent.learned_attribute, 1.0) < UNLIKELY_ATTRIBUTE
 
 
 def attribute_candidates(*, space, intent: ForgetIntent, vector, reader: RowReader | None = None) -> list[Candidate]:

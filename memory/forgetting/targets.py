@@ -200,3 +200,28 @@ def value_words(target: str, language: str) -> set[str]:
 
 def shares_value(content: str, words: set[str], language: str) -> bool:
     return bool(words & (search_tokens(content, language) | search_tokens(content)))
+
+
+# Two words are one stem when they begin alike for at least this many letters and for most of the shorter
+# word: lemmatisers give an adjective and its noun different lemmas ("бухгалтерский" / "бухгалтерия",
+# "účetní" / "účetnictví", "accounting" / "accountant"), which exact lemmas never match.
+STEM_PREFIX_LETTERS = 5
+STEM_PREFIX_SHARE = 0.6
+
+
+def _one_stem(a: str, b: str) -> bool:
+    shorter = min(len(a), len(b))
+    if shorter < STEM_PREFIX_LETTERS or a.isdigit() or b.isdigit():
+        return False
+    common = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        common += 1
+    return common >= STEM_PREFIX_LETTERS and common >= STEM_PREFIX_SHARE * shorter
+
+
+def shares_stem(content: str, words: set[str], language: str) -> bool:
+    """Whether the content carries a word of the same stem as one of ``words`` (lemmas, no stop words)."""
+    stored = search_tokens(content, language) | search_tokens(content)
+    return any(_one_stem(word, token) for word in words for token in stored)
