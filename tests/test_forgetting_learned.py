@@ -295,3 +295,48 @@ def test_a_shared_word_does_not_reach_a_row_about_another_subject(client_a, spac
     body = say(client_a, space_a, request_text, session="two")
     assert body["forgotten"] == [], body
     assert deletions(space_a) == before
+
+
+# --- A request no list reads, about any attribute, by the words it shares with the row ---------------
+
+# (stored rows, request, the row it names): Italian has no phrase list; the request shares a word with the row
+# and the model reads both as the same attribute.
+WORDED_UNSEEN_REQUESTS = [
+    (["Mandate sempre le fatture a billing@giulia.example.", "Abbiamo 40 dipendenti."],
+     "Cancella la nota su dove mandare le fatture.", "billing@giulia.example"),
+    (["Il mio cane si chiama Rex.", "Abito a Torino."], "Dimentica il nome del mio cane.", "Rex"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("stored, request_text, value", WORDED_UNSEEN_REQUESTS)
+def test_a_request_no_list_reads_takes_the_row_sharing_its_words_and_attribute(
+    client_a, space_a, stored, request_text, value
+):
+    for statement in stored:
+        say(client_a, space_a, statement, session="one")
+    body = say(client_a, space_a, request_text, session="two")
+    assert value in body["confirmation"], body
+    assert value not in every_text(space_a)
+    assert stored[1] in every_text(space_a)
+
+
+@pytest.mark.parametrize(
+    "stored, message",
+    [
+        # Not a request: a reminder that shares the word.
+        (["Mandate sempre le fatture a billing@giulia.example."], "Non dimenticare di mandare le fatture."),
+        # A request whose shared word is in a row about someone's job, not the business's software.
+        (["Mi hermano es contable.", "Tenemos dos perros."], "Borra lo que sabes de nuestro programa contable."),
+        # Someone else forgot something.
+        (["Il mio cane si chiama Rex."], "Il mio vicino ha dimenticato il suo cane al parco."),
+    ],
+)
+def test_a_request_no_list_reads_takes_nothing_it_does_not_share_words_and_attribute_with(
+    client_a, space_a, stored, message
+):
+    for statement in stored:
+        say(client_a, space_a, statement, session="one")
+    before = deletions(space_a)
+    body = say(client_a, space_a, message, session="two")
+    assert body["forgotten"] == [], body
+    assert deletions(space_a) == before

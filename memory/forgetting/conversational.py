@@ -65,6 +65,7 @@ class Candidate:
     memory: Memory
     distance: float
     named: bool = False  # carries every word the request names, or has it as its topic
+    shares_words: bool = False  # carries a word of the request or its stem (a request no list read)
     reading: Reading | None = None  # the model's reading of the content (attribute, polarity)
 
     def offered(self) -> Offered:
@@ -75,6 +76,7 @@ class Candidate:
             current=self.memory.superseded_by_id is None,
             order=self.memory.created_at.timestamp(),
             named=self.named,
+            shares_words=self.shares_words,
             attribute=self.reading.attribute if self.reading else None,
             attribute_confidence=self.reading.attribute_confidence if self.reading else 0.0,
             negative=self.reading.negative if self.reading else None,
@@ -148,8 +150,16 @@ def candidates_within_floor(
     vectors = target_vectors(space.id, intent, vectors)
     reader = RowReader(space)
     if intent.model_only:
-        # A request in words no list knows: only the rows of the attribute it names (``judge.rule_bound``).
-        return reader.annotate(attribute_candidates(space=space, intent=intent, vector=vectors[0], reader=reader))
+        # A request in words no list knows: only the rows of the attribute it names, or rows carrying its words
+        # (``judge.rule_bound`` keeps those the model reads as the attribute it reads in the request).
+        found = {
+            c.memory.pk: c
+            for c in (
+                *_worded_candidates(space=space, intent=intent, vector=vectors[0], floor=floor),
+                *attribute_candidates(space=space, intent=intent, vector=vectors[0], reader=reader),
+            )
+        }
+        return reader.annotate(sorted(found.values(), key=lambda c: c.distance))
     active = Memory.objects.filter(space=space, superseded_by__isnull=True).exclude(kind="topic").defer("embedding")
     found: dict = {}
 
@@ -215,6 +225,28 @@ def candidates_within_floor(
     return reader.annotate(sorted(found.values(), key=lambda c: c.distance))
 
 
+def _worded_candidates(*, space, intent: ForgetIntent, vector, floor: float) -> list[Candidate]:
+    """For a request no list read: the nearest current rows, as far as a shared word reaches, that carry a word
+    of the request or its stem ("Cancella la nota su dove mandare le fatture" / "Mandate le fatture a …")."""
+    if not intent.learned_attribute:
+        return []
+    words = search_tokens(intent.targets[0], intent.language)
+    rows = (
+        Memory.objects.filter(space=space, superseded_by__isnull=True)
+        .exclude(kind="topic")
+        .defer("embedding")
+        .annotate(distance=CosineDistance("embedding", vector))
+        .filter(distance__lte=floor * CORROBORATED_FLOOR_FACTOR)
+        .order_by("distance")[: HARD_MAX_DELETIONS * 2]
+    )
+    return [
+        Candidate(m, float(m.distance), shares_words=True)
+        for m in rows
+        if targets.shares_value(m.content, words, intent.language)
+        or targets.shares_stem(m.content, words, intent.language)
+    ]
+
+
 def _about_else(candidate: Candidate, intent: ForgetIntent) -> bool:
     """The model finds the row unlikely to be about what the request or correction is about."""
     scores = candidate.reading.attribute_scores if candidate.reading else {}
@@ -225,7 +257,8 @@ def attribute_candidates(*, space, intent: ForgetIntent, vector, reader: RowRead
     """For "forget my phone number / my city / my OLD address": among the nearest rows, those that state
     the attribute — by the rules' words or the model's reading of the row (read in one batch), a value type
     always a bound — or, for "old" without one, name the value; superseded versions included for "old"."""
-    names_attribute = intent.attribute or (intent.model_only and intent.learned_attribute)
+    named_by_model = intent.model_only and intent.learned_attribute in targets.NAMED_WITHOUT_WORDS
+    names_attribute = intent.attribute or named_by_model
     if intent.kind != "explicit" or not (names_attribute or (intent.wants_old and intent.value_words)):
         return []  # a correction reaches only as far as the floor: it names no attribute to go by
     rows = Memory.objects.filter(space=space).exclude(kind="topic").defer("embedding")

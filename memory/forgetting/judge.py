@@ -69,7 +69,9 @@ class ForgetIntent:
     not_a_request: bool = False  # a forget verb negated, asked about or reported: "how do I make you forget …"
     learned_attribute: str | None = None  # what the model reads the request or correction to be about
     negative: bool | None = None  # the correction's learned polarity: it contradicts rows of the other one
-    model_only: bool = False  # no phrase list read the request: it takes only rows of an attribute it names
+    # No phrase list read the request: it takes only rows of a single-valued attribute it names, or rows that
+    # carry its words (or their stems) and that the model reads as the attribute it reads in the request.
+    model_only: bool = False
 
 
 @dataclasses.dataclass
@@ -82,6 +84,7 @@ class Offered:
     current: bool = True  # not superseded
     order: float = 0.0  # creation time as a number: later is newer
     named: bool = False  # carries every word the request names, or has it as its topic
+    shares_words: bool = False  # carries a word of the request, or its stem (``targets.shares_stem``)
     attribute: str | None = None  # the learned attribute of the row's content, and how sure the model is
     attribute_confidence: float = 0.0
     negative: bool | None = None  # the row's learned polarity (None: not read)
@@ -231,15 +234,16 @@ def _request(message: str, sentence: str, reading: Reading, rule: ForgetIntent) 
         # The lists read the request too: they cut out what it names ("my old address in Kazan").
         return dataclasses.replace(rule, learned_attribute=learned)
     # A request in words no list knows: the whole sentence is the target, and it may take only the rows of a
-    # single-valued attribute the model reads in it — agreeing with any attribute word a list knows.
+    # single-valued attribute the model reads in it, or rows carrying its words that the model reads as that
+    # attribute — agreeing with any attribute word a list knows.
     attribute = targets.named_attribute_anywhere(sentence)
-    if learned not in targets.NAMED_WITHOUT_WORDS or (attribute and targets.LEARNED_ATTRIBUTE[attribute] != learned):
+    if attribute and targets.LEARNED_ATTRIBUTE[attribute] != learned:
         learned = None
     return ForgetIntent(
         "explicit",
         [sentence],
         detect_language(sentence),
-        attribute=attribute if learned else None,
+        attribute=attribute if learned in targets.NAMED_WITHOUT_WORDS else None,
         wants_old=targets.asks_for_old_value_anywhere(sentence),
         broad=any(_is_broad(normalise(sentence), normalise(sentence), lang) for lang in lexicon.BROAD_FORGET),
         learned_attribute=learned,
@@ -437,6 +441,21 @@ def _names_attribute(intent: ForgetIntent) -> bool:
     return bool(intent.attribute or (intent.learned_attribute in targets.NAMED_WITHOUT_WORDS and intent.model_only))
 
 
+def _worded(intent: ForgetIntent, offered: list[Offered]) -> list[Offered]:
+    """A request no list read that names no single-valued attribute: only current rows carrying its words (or
+    their stems) that the model reads, surely, as the attribute it reads in the request."""
+    if not intent.learned_attribute:
+        return []
+    return [
+        o
+        for o in offered
+        if o.current
+        and o.shares_words
+        and o.attribute == intent.learned_attribute
+        and o.attribute_confidence >= targets.ROW_ATTRIBUTE_CONFIDENCE
+    ]
+
+
 def rule_bound(intent: ForgetIntent, offered: list[Offered]) -> list[Offered] | None:
     """What code admits for an explicit request that names an attribute or "old", or that no list read —
     the bound on any judge, a model included ("forget my phone number" never reaches "I prefer email over
@@ -444,7 +463,7 @@ def rule_bound(intent: ForgetIntent, offered: list[Offered]) -> list[Offered] | 
     if intent.kind != "explicit":
         return None
     if intent.model_only and not _names_attribute(intent):
-        return []  # a request in words no list knows takes only an attribute's rows, and it names none
+        return _worded(intent, offered)
     if not (_names_attribute(intent) or intent.wants_old):
         return None
     pool, attribute_rows = _named_pool(intent, offered)
@@ -461,7 +480,8 @@ def select_explicit(intent: ForgetIntent, offered: list[Offered]) -> list[Offere
     attribute: the memories that carry every word of what was named, else the best match and those
     within a tight margin of it. A request no list read takes only the rows of the attribute it names."""
     if intent.model_only:
-        return rule_bound(intent, offered) or []
+        bound = rule_bound(intent, offered) or []
+        return bound if _names_attribute(intent) else _within_margin(bound, TIGHT_MARGIN)
     pool, attribute_rows = _named_pool(intent, offered)
     if intent.wants_old:
         return _not_current(pool, attribute_rows)
