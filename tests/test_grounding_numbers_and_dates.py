@@ -13,7 +13,7 @@ import datetime
 import pytest
 
 from memory.extraction.engine import Candidate
-from memory.extraction.grounding import Speaker, check_candidate, identifiers, number_values
+from memory.extraction.grounding import Speaker, check_candidate, identifiers, number_values, reads_language
 
 
 def _verdict(message: str, entry: str, *, sent: str = "2025-11-12", name: str = "Emma") -> str | None:
@@ -191,3 +191,86 @@ def test_attacks_on_dates_numbers_and_questions_are_refused(message, entry, sent
 )  # fmt: skip
 def test_the_faithful_versions_of_those_entries_are_admitted(message, entry, sent, name):
     assert _verdict(message, entry, sent=sent, name=name) is None
+
+
+def _entry_verdict(message: str, entry: str, kind: str, *, name: str = "Emma") -> str | None:
+    sent_at = datetime.datetime(2025, 11, 12, tzinfo=datetime.UTC)
+    candidate = Candidate(kind=kind, content=entry, topic="", importance=0.5, keywords=[], quote=message)
+    return check_candidate(candidate, message, Speaker.of(name, message, sent_at))
+
+
+@pytest.mark.parametrize(
+    ("message", "entry", "kind"),
+    [
+        ("Can you call me tomorrow at 10?", "Call Emma on November 13 at 10.", "task"),
+        ("Could you send the invoice to my accountant?", "Send the invoice to Emma's accountant.", "task"),
+        ("Könnten Sie mich morgen um 10 anrufen?", "Emma morgen um 10 anrufen.", "task"),
+        ("¿Me puede llamar mañana a las 10?", "Llamar a Emma mañana a las 10.", "task"),
+        ("Could you always write to me in English?", "Always write to Emma in English.", "instruction"),
+    ],
+)  # fmt: skip
+def test_what_the_customer_asks_for_is_admitted_as_a_task_or_an_instruction(message, entry, kind):
+    assert _entry_verdict(message, entry, kind) is None
+
+
+def test_a_fact_written_as_a_task_is_still_refused_when_the_customer_only_asked():
+    verdict = _entry_verdict(
+        "Is it true that renters can't get the solar panel grant?",
+        "Emma can't get the solar panel grant because she rents.",
+        "task",
+    )
+    assert "only asked" in (verdict or "")
+
+
+@pytest.mark.parametrize(
+    ("message", "entry"),
+    [
+        ("I rent my flat. Is it true renters can't get the grant?", "Renters can't get the grant."),
+        ("We have two dogs. Do you deliver dog food to Brno?", "Emma needs dog food delivered to Brno."),
+        ("Hi! I'm Anna. Can you tell me whether my plan includes roaming? I travel a lot for work.",
+         "Anna's plan includes roaming."),
+        ("Ich wohne zur Miete. Stimmt es, dass Mieter keine Förderung bekommen?", "Mieter bekommen keine Förderung."),
+        ("Wir haben einen Hund. Darf er mit in den Zug?", "Emmas Hund darf mit in den Zug."),
+        ("Мы снимаем квартиру. Правда, что арендаторы не получают субсидию?", "Арендаторы не получают субсидию."),
+    ],
+)  # fmt: skip
+def test_an_entry_drawn_from_a_question_beside_a_statement_is_refused(message, entry):
+    assert "only asked" in (_entry_verdict(message, entry, "fact", name="Anna" if "Anna" in entry else "Emma") or "")
+
+
+@pytest.mark.parametrize(
+    ("message", "entry", "name"),
+    [
+        ("I rent my flat. Is it true renters can't get the grant?", "Emma rents her flat.", "Emma"),
+        ("Hi! I'm Anna. Can you tell me whether my plan includes roaming? I travel a lot for work.",
+         "Anna travels a lot for work.", "Anna"),
+        ("Wir haben einen Hund. Darf er mit in den Zug?", "Emma hat einen Hund.", "Emma"),
+        ("My order A-1234 hasn't arrived. Where is it?", "Emma's order A-1234 hasn't arrived.", "Emma"),
+    ],
+)  # fmt: skip
+def test_the_statement_beside_a_question_is_admitted_in_a_short_rewrite(message, entry, name):
+    assert _entry_verdict(message, entry, "fact", name=name) is None
+
+
+def test_a_short_entry_is_read_in_its_language_whatever_its_pronouns_ids_and_names():
+    assert reads_language("Emma rents her flat.", names=frozenset({"emma"}))
+    assert reads_language("Emma's order A-1234 hasn't arrived.", names=frozenset({"emma"}))
+    # Languages grounding does not read stay unread: their rewrites must repeat the customer's words.
+    assert not reads_language("Emma huurt haar appartement in Utrecht.", names=frozenset({"emma"}))
+    assert not reads_language("Emma hyr sin lägenhet i Malmö.", names=frozenset({"emma"}))
+    assert not reads_language("Emma wynajmuje mieszkanie w Gdańsku.", names=frozenset({"emma"}))
+
+
+@pytest.mark.parametrize(
+    ("message", "entry", "name"),
+    [
+        ("Mes amies disent que je suis trop perfectionniste, moi je dirais juste exigeante.",
+         "Coralie est trop perfectionniste.", "Coralie"),
+        ("My friends say that I'm too much of a perfectionist, I'd just call it demanding.",
+         "Coralie is too much of a perfectionist.", "Coralie"),
+        ("Meine Freunde sagen, dass ich zu perfektionistisch bin.", "Coralie ist zu perfektionistisch.", "Coralie"),
+        ("Mis amigos dicen que soy demasiado perfeccionista.", "Coralie es demasiado perfeccionista.", "Coralie"),
+    ],
+)  # fmt: skip
+def test_what_others_say_about_the_customer_is_not_stored_as_the_customers_statement(message, entry, name):
+    assert "reported speech" in (_entry_verdict(message, entry, "fact", name=name) or "")
