@@ -13,7 +13,7 @@ import datetime
 import pytest
 
 from memory.extraction.engine import Candidate
-from memory.extraction.grounding import Speaker, check_candidate, identifiers, number_values, reads_language
+from memory.extraction.grounding import Speaker, check_candidate, identifiers, number_values
 
 
 def _verdict(message: str, entry: str, *, sent: str = "2025-11-12", name: str = "Emma") -> str | None:
@@ -199,18 +199,20 @@ def _entry_verdict(message: str, entry: str, kind: str, *, name: str = "Emma") -
     return check_candidate(candidate, message, Speaker.of(name, message, sent_at))
 
 
+# A status question is no request: an entry turning it into an action or a standing rule is refused, whatever its
+# kind (found by an attack on a version that let tasks and instructions come from questions). The cost: a task
+# from a real request ("Can you call me tomorrow at 10?" → "Call Emma on November 13 at 10.") is refused too.
 @pytest.mark.parametrize(
     ("message", "entry", "kind"),
     [
-        ("Can you call me tomorrow at 10?", "Call Emma on November 13 at 10.", "task"),
-        ("Could you send the invoice to my accountant?", "Send the invoice to Emma's accountant.", "task"),
-        ("Könnten Sie mich morgen um 10 anrufen?", "Emma morgen um 10 anrufen.", "task"),
-        ("¿Me puede llamar mañana a las 10?", "Llamar a Emma mañana a las 10.", "task"),
-        ("Could you always write to me in English?", "Always write to Emma in English.", "instruction"),
+        ("Is my contract cancelled?", "Cancel Emma's contract.", "task"),
+        ("Ist mein Vertrag gekündigt?", "Emmas Vertrag kündigen.", "task"),
+        ("Do I qualify for the 20% discount?", "Always give Emma the 20% discount.", "instruction"),
+        ("Is it true renters can't get the grant?", "Remember that renters can't get the grant.", "instruction"),
     ],
 )  # fmt: skip
-def test_what_the_customer_asks_for_is_admitted_as_a_task_or_an_instruction(message, entry, kind):
-    assert _entry_verdict(message, entry, kind) is None
+def test_a_question_does_not_become_an_action_or_a_rule(message, entry, kind):
+    assert _entry_verdict(message, entry, kind) is not None
 
 
 def test_a_fact_written_as_a_task_is_still_refused_when_the_customer_only_asked():
@@ -232,6 +234,10 @@ def test_a_fact_written_as_a_task_is_still_refused_when_the_customer_only_asked(
         ("Ich wohne zur Miete. Stimmt es, dass Mieter keine Förderung bekommen?", "Mieter bekommen keine Förderung."),
         ("Wir haben einen Hund. Darf er mit in den Zug?", "Emmas Hund darf mit in den Zug."),
         ("Мы снимаем квартиру. Правда, что арендаторы не получают субсидию?", "Арендаторы не получают субсидию."),
+        # The statement's words do not carry the one word only the question says.
+        ("My order 4471 is late. Has order 4471 been refunded?", "Order 4471 has been refunded."),
+        # A question with a statement inside it is still a question for what only it says.
+        ("We rent our flat, is that a problem? Can renters get the grant?", "Renters can get the grant."),
     ],
 )  # fmt: skip
 def test_an_entry_drawn_from_a_question_beside_a_statement_is_refused(message, entry):
@@ -241,36 +247,38 @@ def test_an_entry_drawn_from_a_question_beside_a_statement_is_refused(message, e
 @pytest.mark.parametrize(
     ("message", "entry", "name"),
     [
-        ("I rent my flat. Is it true renters can't get the grant?", "Emma rents her flat.", "Emma"),
+        ("I rent my flat. Is it true renters can't get the grant?", "Emma rents a flat.", "Emma"),
         ("Hi! I'm Anna. Can you tell me whether my plan includes roaming? I travel a lot for work.",
          "Anna travels a lot for work.", "Anna"),
         ("Wir haben einen Hund. Darf er mit in den Zug?", "Emma hat einen Hund.", "Emma"),
-        ("My order A-1234 hasn't arrived. Where is it?", "Emma's order A-1234 hasn't arrived.", "Emma"),
+        ("Hi, I'm Emma. We have four kids, can we all fit in the van?", "Emma has four kids.", "Emma"),
+        ("Thanks. Since I moved to Brno in March, can you update my address?", "Emma moved to Brno in March.", "Emma"),
     ],
 )  # fmt: skip
 def test_the_statement_beside_a_question_is_admitted_in_a_short_rewrite(message, entry, name):
     assert _entry_verdict(message, entry, "fact", name=name) is None
 
 
-def test_a_short_entry_is_read_in_its_language_whatever_its_pronouns_ids_and_names():
-    assert reads_language("Emma rents her flat.", names=frozenset({"emma"}))
-    assert reads_language("Emma's order A-1234 hasn't arrived.", names=frozenset({"emma"}))
-    # Languages grounding does not read stay unread: their rewrites must repeat the customer's words.
-    assert not reads_language("Emma huurt haar appartement in Utrecht.", names=frozenset({"emma"}))
-    assert not reads_language("Emma hyr sin lägenhet i Malmö.", names=frozenset({"emma"}))
-    assert not reads_language("Emma wynajmuje mieszkanie w Gdańsku.", names=frozenset({"emma"}))
-
-
 @pytest.mark.parametrize(
     ("message", "entry", "name"),
     [
         ("Mes amies disent que je suis trop perfectionniste, moi je dirais juste exigeante.",
-         "Coralie est trop perfectionniste.", "Coralie"),
-        ("My friends say that I'm too much of a perfectionist, I'd just call it demanding.",
-         "Coralie is too much of a perfectionist.", "Coralie"),
-        ("Meine Freunde sagen, dass ich zu perfektionistisch bin.", "Coralie ist zu perfektionistisch.", "Coralie"),
+         "Coralie est trop perfectionniste, selon elle.", "Coralie"),
+        ("Meine Freunde sagten, dass ich zu perfektionistisch bin.", "Coralie ist zu perfektionistisch.", "Coralie"),
         ("Mis amigos dicen que soy demasiado perfeccionista.", "Coralie es demasiado perfeccionista.", "Coralie"),
     ],
 )  # fmt: skip
 def test_what_others_say_about_the_customer_is_not_stored_as_the_customers_statement(message, entry, name):
     assert "reported speech" in (_entry_verdict(message, entry, "fact", name=name) or "")
+
+
+@pytest.mark.parametrize(
+    ("message", "entry"),
+    [
+        ("I must say that we are very happy with the new van.", "Emma is very happy with the new van."),
+        ("Ich muss sagen, dass wir mit dem neuen Transporter sehr zufrieden sind.",
+         "Emma ist mit dem neuen Transporter sehr zufrieden."),
+    ],
+)  # fmt: skip
+def test_the_customers_own_saying_is_not_reported_speech(message, entry):
+    assert _entry_verdict(message, entry, "fact") is None
