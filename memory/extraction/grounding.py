@@ -17,7 +17,8 @@ The rules (docs/decisions/0008-span-grounding.md has examples) run in code, neve
    "We're not a bakery, we're a coffee roaster" passes clause for clause.
 4. Its content terms are covered almost entirely by the span: at most one in ten may be missing.
    It does not repeat words the customer reports from someone else ("My sister told me: …").
-5. It does not address the agent's policy or other customers (``memory.extraction.injected_instructions``).
+5. It does not address the agent's policy or other customers (``memory.extraction.injected_instructions``),
+   nor state as a fact what the customer only asked (``memory.extraction.asked``).
 6. Its meaning is close to a customer sentence (embedding distance), an extra guard.
 A grounded entry keeps only the topic key and keywords its span supports, and an event date only
 when the span speaks of time. A topic may also be a learned attribute name ("residence", "contact": a
@@ -51,6 +52,7 @@ from collections.abc import Callable
 import numpy as np
 import simplemma
 
+from memory.extraction.asked import drawn_from_questions, only_asks
 from memory.extraction.engine import Candidate
 from memory.extraction.injected_instructions import addresses_the_agent
 from memory.extraction.offline import LABELLED_TOPICS, event_offset_days, learned_topic_holds
@@ -60,6 +62,7 @@ from memory.text.analysis import (
     MONTHS,
     STOP_WORD_LISTS,
     SUPPORTED_LANGUAGES,
+    WEAK_CLAUSE_BREAK,
     WEEKDAY_NAMES,
     WEEKDAYS,
     content_terms,
@@ -67,14 +70,11 @@ from memory.text.analysis import (
     is_cjk,
     lemma,
     normalise,
-    search_tokens,
     split_sentences,
     words,
 )
 from memory.text.number_words import number_word_value
 from memory.text.relative_dates import SaidDate, dates_in
-from memory.understanding.features import ends_as_question
-from memory.understanding.readings import Reading, read
 from memory.understanding.value_words import reworded, value_words
 
 MIN_QUOTE_CHARS = 8
@@ -133,7 +133,6 @@ _CONJUNCTIONS = {
     "fr": "et|mais|ou",
 }
 _STRONG_BREAK_CJK = r"[。！？!?;；\n]|けれども|けれど|けど|が、"
-_WEAK_BREAK = r",(?!\d)|:(?!\d)|[、，：()（）\"“”«»„「」『』—–]"
 _SENTENCE_BREAK = r"[;!?\n]|\.(?:\s+|$)"
 # Reported speech: words the customer quotes from someone else ("my sister told me: …", «сестра сказала,
 # что …», "kolega řekl: …", 「…」と言った) are that person's statement, not the customer's about themself.
@@ -386,7 +385,7 @@ def split_clauses(text: str, language: str) -> list[str]:
         breaks = re.compile(rf"{_SENTENCE_BREAK}|,?\s+(?:{conjunctions})(?=\s)", re.IGNORECASE)
     clauses: list[str] = []
     for part in breaks.split(text):
-        for piece in re.split(_WEAK_BREAK, part):
+        for piece in re.split(WEAK_CLAUSE_BREAK, part):
             piece = piece.strip(" .")
             if not piece:
                 continue
@@ -897,65 +896,11 @@ def _check(
         **_rewording(span, candidate.content, speaker, admit_rewrites),
     )
     if problem is None and candidate.kind != "topic":
-        if _only_asks(span_text):
+        if only_asks(span_text):
             problem = "states as a fact what the customer only asked (its words are a question)"
-        elif _drawn_from_questions(span_text, candidate.content):
+        elif drawn_from_questions(span_text, candidate.content):
             problem = "states as a fact what the customer only asked (its words come from a question it cites)"
     return span, problem
-
-
-# How sure the learned reading must be that every sentence an entry cites is a question before the entry is
-# refused for turning it into a fact ("Is it true that renters can't get the grant?" → "can't get the grant"):
-# less sure where the sentence ends as a question does in every script ("?", "？"), surer where it does not
-# (a greeting and a Japanese statement read together scored 0.43 for a question).
-QUESTION_CONFIDENCE = {True: 0.4, False: 0.6}
-
-
-def _only_asks(span_text: str) -> bool:
-    """Whether the span only asks the agent (learned, in any language): it has a question, and every other
-    sentence is a short aside the reading calls small talk ("Is it true that …? Thanks a lot."; the reading
-    also calls casual remarks about oneself small talk: "The store's doing great!"). A sentence read as a
-    question that states something in a part of its own ("We have four kids, can we all fit in the van?") does
-    not only ask."""
-    sentences = split_sentences(span_text) or [span_text]
-    read_as = list(zip(sentences, read(sentences), strict=True))
-    asks = [s for s, r in read_as if _asks(s, r)]
-    rest = [(s, r) for s, r in read_as if s not in asks]
-    if not asks or any(r.intent != "small_talk" or len(words(s)) > MAX_ASIDE_WORDS for s, r in rest):
-        return False
-    parts = [p for s in asks for p in re.split(_WEAK_BREAK, s) if len(words(p)) >= MIN_STATEMENT_PART_WORDS]
-    parts = [p for p in parts if p.strip() not in asks]
-    return not any(r.intent == "statement" for r in read(parts))
-
-
-def _drawn_from_questions(span_text: str, content: str) -> bool:
-    """Whether an entry citing statements and questions carries a word only the questions say ("I rent my flat.
-    Is it true renters can't get the grant?" → "Renters can't get the grant."; "My order 4471 is late. Has it
-    been refunded?" → "Order 4471 has been refunded."). A part of a question that reads as a statement ("We have
-    four kids, can we all fit in the van?") is a statement; a span with no statement is ``_only_asks``'s."""
-    sentences = split_sentences(span_text) or [span_text]
-    asked = [s for s, r in zip(sentences, read(sentences), strict=True) if _asks(s, r)]
-    if not asked:
-        return False
-    stated = [s for s in sentences if s not in asked]
-    parts = [p for s in asked for p in re.split(_WEAK_BREAK, s) if len(words(p)) >= MIN_STATEMENT_PART_WORDS]
-    parts = [p for p in parts if p.strip() not in asked]
-    stated += [p for p, r in zip(parts, read(parts), strict=True) if r.intent == "statement"]
-    if not stated:
-        return False
-    language = detect_language(span_text)
-    claimed = search_tokens(content, language)
-    in_questions = claimed & set().union(*(search_tokens(s, language) for s in asked))
-    in_statements = claimed & set().union(*(search_tokens(s, language) for s in stated))
-    return bool(in_questions - in_statements)
-
-
-MIN_STATEMENT_PART_WORDS = 3
-MAX_ASIDE_WORDS = 3
-
-
-def _asks(sentence: str, reading: Reading) -> bool:
-    return reading.intent == "question" and reading.intent_confidence >= QUESTION_CONFIDENCE[ends_as_question(sentence)]
 
 
 def supported(claim: str, source: Span, speaker: Speaker = NO_SPEAKER) -> str | None:
