@@ -22,7 +22,7 @@ import re
 import unicodedata
 
 from memory.extraction import lexicon
-from memory.text.analysis import normalise, search_tokens
+from memory.text.analysis import common_prefix_length, normalise, search_tokens
 
 # The learned attribute (``memory.understanding``) each rule attribute falls under.
 LEARNED_ATTRIBUTE = {"email": "contact", "phone": "contact", "allergy": "health", "residence": "residence",
@@ -213,11 +213,7 @@ def _one_stem(a: str, b: str) -> bool:
     shorter = min(len(a), len(b))
     if shorter < STEM_PREFIX_LETTERS or a.isdigit() or b.isdigit():
         return False
-    common = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        common += 1
+    common = common_prefix_length(a, b)
     return common >= STEM_PREFIX_LETTERS and common >= STEM_PREFIX_SHARE * shorter
 
 

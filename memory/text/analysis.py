@@ -455,9 +455,9 @@ def same_name(a: str, b: str) -> bool:
     """
     if a == b:
         return True
-    common = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        common += 1
-    return common >= max(3, min(len(a), len(b)) - 2)
+    return common_prefix_length(a, b) >= max(3, min(len(a), len(b)) - 2)
+
+
+def common_prefix_length(a: str, b: str) -> int:
+    """How many letters two words begin with alike: the stem they share before their endings differ."""
+    return len(os.path.commonprefix([a, b]))
