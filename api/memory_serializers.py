@@ -16,6 +16,17 @@ class StrictTextField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+def room_for_memories() -> serializers.IntegerField:
+    return serializers.IntegerField(
+        required=False,
+        min_value=100,
+        max_value=100_000,
+        help_text="Room for prompt lines, in characters: the memories that fit, best first; once something "
+        "answers, the room left holds the next nearest statements. `left_out` counts answering memories that "
+        "did not fit.",
+    )
+
+
 class TurnInput(serializers.Serializer):
     message = StrictTextField(trim_whitespace=False, allow_blank=True)
     session_id = serializers.RegexField(EXTERNAL_ID_PATTERN, required=False)
@@ -24,6 +35,7 @@ class TurnInput(serializers.Serializer):
     at = serializers.DateTimeField(required=False)
     create_space = serializers.BooleanField(required=False, default=False)
     provenance = serializers.BooleanField(required=False, default=False, help_text="Add each memory's source.")
+    max_chars = room_for_memories()
 
 
 class TranscriptMessageInput(serializers.Serializer):
@@ -105,6 +117,7 @@ class RecallInput(serializers.Serializer):
     )
     synthesize = serializers.BooleanField(required=False, default=False)
     provenance = serializers.BooleanField(required=False, default=False, help_text="Add each memory's source.")
+    max_chars = room_for_memories()
 
 
 class ScoreOutput(serializers.Serializer):
@@ -135,6 +148,9 @@ class RecallOutput(serializers.Serializer):
     answer = serializers.CharField(allow_null=True, required=False)
     synthesis = serializers.CharField(required=False)
     warning = serializers.CharField(required=False)
+    left_out = serializers.IntegerField(
+        required=False, help_text="With `max_chars`: memories that answer but did not fit in the room."
+    )
 
 
 class TurnOutput(serializers.Serializer):
@@ -143,6 +159,9 @@ class TurnOutput(serializers.Serializer):
     status = serializers.CharField()
     memories = RecalledMemory(many=True, required=False)
     prompt = serializers.CharField(required=False, allow_blank=True)
+    left_out = serializers.IntegerField(
+        required=False, help_text="With `max_chars`: memories that answer but did not fit in the room."
+    )
     recall_warning = serializers.CharField(required=False)
     forgotten = serializers.ListField(child=serializers.DictField(), required=False)
     confirmation = serializers.CharField(required=False, allow_blank=True)

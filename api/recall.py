@@ -26,7 +26,11 @@ class Recall(ServerTimingMixin, APIView):
         # The space's scope travels in the round trip of recall's own statement (tenants/scope.py).
         with scope.scope_with_next_statement(space.tenant_id, space):
             result = search.recall(
-                space=space, query=values["query"], limit=values.get("limit"), kinds=values.get("kinds")
+                space=space,
+                query=values["query"],
+                limit=values.get("limit"),
+                kinds=values.get("kinds"),
+                max_chars=values.get("max_chars"),
             )
         request.server_timing = result.timings
         if values["provenance"]:
@@ -34,6 +38,8 @@ class Recall(ServerTimingMixin, APIView):
         body = {"memories": result.hits, "prompt": result.prompt}
         if result.warning:
             body["warning"] = result.warning
+        if "max_chars" in values:
+            body["left_out"] = result.left_out
         if values["synthesize"]:
             body["answer"], body["synthesis"] = synthesis.synthesize(values["query"], result.hits)
         return Response(RecallOutput(body).data)

@@ -23,7 +23,7 @@ from tenants.space_settings import effective_settings
 WAIT_PARAMETER = OpenApiParameter("wait", bool, description="Run the pipeline inline and return its result.")
 
 
-def turn_response(taken: TakenTurn, *, wait: bool) -> Response:
+def turn_response(taken: TakenTurn, *, wait: bool, budgeted: bool = False) -> Response:
     """The turn's receipt; for a single message also what is recalled for it, at turn start."""
     body = turn_result(taken.turn, detailed=wait)
     forgot, recalled = taken.forgot, taken.recalled
@@ -36,6 +36,8 @@ def turn_response(taken: TakenTurn, *, wait: bool) -> Response:
             body["needs_operator"] = True
     if recalled is not None:
         body.update(memories=recalled.hits, prompt=recalled.prompt)
+        if budgeted:
+            body["left_out"] = recalled.left_out
         if recalled.warning:
             body["recall_warning"] = recalled.warning
     code = status.HTTP_201_CREATED if taken.receipt.is_new else status.HTTP_200_OK
@@ -54,7 +56,7 @@ class TurnCreate(APIView):
         sources = values.pop("provenance")
         wait = wants_wait(request)
         taken = take_turn(space=space, actor=api_actor(request), wait=wait, sources=sources, **values)
-        return turn_response(taken, wait=wait)
+        return turn_response(taken, wait=wait, budgeted="max_chars" in values)
 
 
 class TranscriptIngest(APIView):

@@ -185,7 +185,7 @@ def locomo_rows() -> list[dict]:
     """LoCoMo's model-written observations that cite the speaker's own turns, as rows to ground: the entry
     cites the first such turn whole (a model extracting from that message), the speaker's other turns of the
     session are the conversation. Read at run time from ../shared/data (CC BY-NC, evaluation only)."""
-    from eval.locomo import DATA, dia_ids, sessions
+    from eval.locomo_data import DATA, dia_ids, sessions
 
     if not DATA.exists():
         return []

@@ -19,13 +19,13 @@ import argparse
 import datetime
 import json
 import random
-import re
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
+from eval import locomo_recall
+from eval.locomo_data import DATA, dia_ids, sessions
+
 SAMPLE_SEED = 25
 # The same script at the revision before the learned decisions (#25), for the "before" beside today's figures.
 BEFORE = (
@@ -48,30 +48,6 @@ JUNK_LABELLED = (
 
 def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def dia_ids(evidence: str) -> list[str]:
-    """Evidence ids as the turns spell them: "D:11:26" → "D11:26", "D30:05" → "D30:5", several in one string.
-
-    >>> dia_ids("D8:6; D9:17")
-    ['D8:6', 'D9:17']
-    >>> dia_ids("D:11:26")
-    ['D11:26']
-    """
-    found = []
-    for session, turn in re.findall(r"D:?(\d+):(\d+)", evidence):
-        found.append(f"D{int(session)}:{int(turn)}")
-    return found
-
-
-def session_date(text: str) -> datetime.datetime:
-    """ "1:56 pm on 8 May, 2023" → an aware datetime."""
-    return datetime.datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=datetime.UTC)
-
-
-def sessions(conversation: dict) -> list[tuple[int, datetime.datetime, list[dict]]]:
-    numbers = sorted(int(k.split("_")[1]) for k in conversation if re.fullmatch(r"session_\d+", k))
-    return [(n, session_date(conversation[f"session_{n}_date_time"]), conversation[f"session_{n}"]) for n in numbers]
 
 
 def ingest_speaker(tenant, sample: dict, speaker: str):
@@ -114,7 +90,7 @@ def current_rows(space) -> list[dict]:
         ]
 
 
-def evaluate(samples: list[dict]) -> dict:
+def evaluate(samples: list[dict]) -> tuple:
     from tenants.tenant_admin import create_tenant
 
     tenant = create_tenant(name="LoCoMo evaluation", slug="eval-locomo")
@@ -137,8 +113,9 @@ def evaluate(samples: list[dict]) -> dict:
                 "evidence": len(own_evidence),
                 "reached": len(reached),
                 "texts": texts,
+                "space": space,
             }
-    return per_speaker
+    return tenant, per_speaker
 
 
 def small_talk_share(per_speaker: dict) -> tuple[int, int]:
@@ -206,8 +183,16 @@ def main() -> None:
     samples = json.loads(DATA.read_text())
     started = time.perf_counter()
     with throwaway_database("engram_eval_locomo"):
-        per_speaker = evaluate(samples)
+        tenant, per_speaker = evaluate(samples)
         lines = report_lines(per_speaker, time.perf_counter() - started, git_revision(), machine_line())
+        spaces = {(name.split(" ", 1)[0], name.split(" ", 1)[1]): data["space"] for name, data in per_speaker.items()}
+        compared = time.perf_counter()
+        results = locomo_recall.compare(tenant, samples, spaces, progress)
+        recall_lines = locomo_recall.report_lines(
+            results,
+            f"{machine_line()}, {datetime.date.today().isoformat()}, revision {git_revision()}, "
+            f"{time.perf_counter() - compared:.0f} s. `python -m eval.locomo` (part of `make eval`).",
+        )
     if args.sample:
         rows = [
             {"speaker": name, **row, "source_text": data["texts"].get(row["source"], "")}
@@ -216,11 +201,10 @@ def main() -> None:
         ]
         random.Random(SAMPLE_SEED).shuffle(rows)
         args.sample.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows[: args.sample_size]) + "\n")
-    if args.no_write:
-        print("\n".join(lines))
-    else:
-        replace_section(lines)
-        print("\n".join(lines))
+    for section in (lines, recall_lines):
+        if not args.no_write:
+            replace_section(section)
+        print("\n".join(section))
 
 
 if __name__ == "__main__":

@@ -101,7 +101,7 @@ def evaluate_customer(tenant, customer: dict) -> list[dict]:
     rows = []
     for question, vector in zip(questions, question_vectors, strict=True):
         with scope.tenant_scope(tenant, space):
-            result = search.recall(space=space, query=question["question"], limit=RECALL_ROWS, fill_chars=max(BUDGETS))
+            result = search.recall(space=space, query=question["question"], limit=RECALL_ROWS, max_chars=max(BUDGETS))
         nearest = np.argsort(-(turn_vectors @ vector))[:RECALL_ROWS]
         raw = [lines[i] for i in nearest]
         row = {**question, "customer": customer["customer"], "recalled_rows": len(result.hits), "active": active}

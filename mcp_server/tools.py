@@ -27,6 +27,15 @@ forget something, a confirmation to say back. Use recall_memories for a question
 Only what the customer says is learnt; your replies are context (record_reply), never facts."""
 
 Space = Annotated[str, Field(description="The customer's space: its external id, e.g. 'customer-42'.")]
+RoomForMemories = Annotated[
+    int | None,
+    Field(
+        ge=100,
+        le=100_000,
+        description="Room you have for the memories, in characters: filled best first with what answers, then "
+        "with the next nearest statements; `left_out` counts answering memories that did not fit.",
+    ),
+]
 
 
 def api_key_of(ctx: Context) -> str:
@@ -73,6 +82,7 @@ def build_server() -> MCPServer:
         provenance: Annotated[
             bool, Field(description="Add each recalled memory's source: session, message id, turn, when said.")
         ] = False,
+        max_chars: RoomForMemories = None,
     ) -> dict[str, Any]:
         """Call at the START of every customer turn, before answering. Stores the customer's message (facts are
         learnt from it in the background) and returns `memories` recalled for it with scores, `prompt` (a block to
@@ -80,7 +90,7 @@ def build_server() -> MCPServer:
         `forgotten` and `confirmation` (a sentence to say back; `""` otherwise)."""
         return call(
             ctx, "post_turn", space, message, session_id=session_id, message_id=message_id,
-            create_space=create_space, provenance=provenance or None,
+            create_space=create_space, provenance=provenance or None, max_chars=max_chars,
         )  # fmt: skip
 
     @server.tool()
@@ -121,12 +131,15 @@ def build_server() -> MCPServer:
         provenance: Annotated[
             bool, Field(description="Add each memory's source: session, message id, turn, when it was said.")
         ] = False,
+        max_chars: RoomForMemories = None,
     ) -> dict[str, Any]:
         """Look up what Engram knows about the customer that is relevant to `query`. Returns `memories` (each with
         `score`: distance and per-strategy ranks) and a `prompt` block; `memories` is empty when nothing is close
         enough — then do not guess. take_turn already recalls for the customer's message; use this for other
         questions."""
-        return call(ctx, "recall", space, query, limit=limit, kinds=kinds, provenance=provenance or None)
+        return call(
+            ctx, "recall", space, query, limit=limit, kinds=kinds, provenance=provenance or None, max_chars=max_chars
+        )
 
     @server.tool()
     def forget_memories(

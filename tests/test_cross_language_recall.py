@@ -47,3 +47,38 @@ def test_translated_words_never_reach_another_tenants_memories(client_a, client_
     assert "We run four delivery vans out of our Brno depot." in contents(
         recall(client_b, space_b, "Сколько у вас фургонов?")
     )
+
+
+# Languages the language dictionaries do not hold: their words, read as two different known languages, must
+# not make a question and a row "in another language" and so beyond the gate's veto.
+UNHELD = {
+    "it": (["Mi chiamo Lucia Ferri.", "Ho un fratello che si chiama Marco.", "Il mio numero di cliente è MI-55210."],
+           ["Che ore sono a Tokyo?", "Chi ha vinto i mondiali nel 2006?", "Che tempo fa?"]),
+    "pl": (["Nazywam się Anna Nowak.", "Mam brata, który ma na imię Piotr.", "Mój numer klienta to PL-88231."],
+           ["Jaka jest dziś pogoda?", "Kto wygrał mundial w 2018 roku?", "Opowie mi pan dowcip?"]),
+    "tr": (["Adım Ayşe Yılmaz.", "Ali adında bir ağabeyim var.", "Müşteri numaram TR-40412."],
+           ["Bugün hava nasıl?", "Dünya kupasını kim kazandı?"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("language", "question"), [(language, q) for language, (_said, asked) in UNHELD.items() for q in asked]
+)
+def test_an_unrelated_question_in_a_language_without_dictionaries_recalls_nothing(
+    client_a, space_a, language, question
+):
+    tell(client_a, space_a, *UNHELD[language][0])
+    assert recall(client_a, space_a, question)["memories"] == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="#27 open: in a language without a stop-word list a function word counts as a keyword ('Mi', 'bir'), "
+    "and the gate's probability (0.13) is above the floor (0.05)",
+)
+@pytest.mark.parametrize(
+    ("language", "question"), [("it", "Mi racconti una storia?"), ("tr", "Bana bir hikaye anlatır mısın?")]
+)
+def test_a_function_word_of_a_language_without_a_stop_list_does_not_recall(client_a, space_a, language, question):
+    tell(client_a, space_a, *UNHELD[language][0])
+    assert recall(client_a, space_a, question)["memories"] == []

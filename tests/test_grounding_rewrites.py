@@ -15,7 +15,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from eval.locomo import DATA, dia_ids, sessions
+from eval.locomo_data import DATA, dia_ids, sessions
 from memory.extraction.engine import Candidate
 from memory.extraction.grounding import Speaker, check_candidate
 from tests.conftest import make_space, use_local_models

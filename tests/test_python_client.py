@@ -65,6 +65,15 @@ def test_a_turn_stores_what_the_customer_said_and_recall_finds_it(engram_a):
     assert reply["session_id"] == turn["session_id"]
 
 
+def test_recall_and_turns_take_the_room_for_memories(engram_a):
+    engram_a.post_turn("customer-1", FACT, wait=True)
+    recalled = engram_a.recall("customer-1", "How many vans does the customer have?", max_chars=120)
+    assert [m["content"] for m in recalled["memories"] if m["kind"] != "topic"] == ["We run a fleet of four vans."]
+    assert recalled["left_out"] == 0
+    turn = engram_a.post_turn("customer-1", "How many vans do we have again?", max_chars=100)
+    assert turn["left_out"] == 0 and "We run a fleet of four vans." in turn["prompt"]
+
+
 def test_posting_the_same_message_id_twice_stores_it_once(engram_a):
     first = engram_a.post_turn("customer-1", FACT, message_id="m-1", wait=True)
     again = engram_a.post_turn("customer-1", FACT, message_id="m-1", wait=True)

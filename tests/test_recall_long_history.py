@@ -87,7 +87,7 @@ def test_room_in_the_budget_is_filled_with_the_next_nearest_statements(client_a,
         tell_at(client_a, space_a, message, now, f"s{index}")
     with scope.tenant_scope(tenant_a, space_a):
         strict = recall_service.recall(space=space_a, query="Where do I live now?")
-        filled = recall_service.recall(space=space_a, query="Where do I live now?", fill_chars=120)
+        filled = recall_service.recall(space=space_a, query="Where do I live now?", max_chars=120)
     statements = [h for h in filled.hits if h["kind"] != "topic"]
     assert [h["content"] for h in filled.hits[: len(strict.hits)]] == [h["content"] for h in strict.hits]
     assert len(statements) > len([h for h in strict.hits if h["kind"] != "topic"])
@@ -100,5 +100,5 @@ def test_an_unrelated_question_gets_nothing_however_much_room_there_is(client_a,
     for index, message in enumerate(HISTORY):
         tell_at(client_a, space_a, message, now, f"s{index}")
     with scope.tenant_scope(tenant_a, space_a):
-        result = recall_service.recall(space=space_a, query="How many delivery vans do you run?", fill_chars=5000)
+        result = recall_service.recall(space=space_a, query="How many delivery vans do you run?", max_chars=5000)
     assert result.hits == []

@@ -22,7 +22,7 @@ import re
 import unicodedata
 
 from memory.extraction import lexicon
-from memory.text.analysis import common_prefix_length, normalise, search_tokens
+from memory.text.analysis import normalise, same_stem, search_tokens
 
 # The learned attribute (``memory.understanding``) each rule attribute falls under.
 LEARNED_ATTRIBUTE = {"email": "contact", "phone": "contact", "allergy": "health", "residence": "residence",
@@ -202,22 +202,7 @@ def shares_value(content: str, words: set[str], language: str) -> bool:
     return bool(words & (search_tokens(content, language) | search_tokens(content)))
 
 
-# Two words are one stem when they begin alike for at least this many letters and for most of the shorter
-# word: lemmatisers give an adjective and its noun different lemmas ("бухгалтерский" / "бухгалтерия",
-# "účetní" / "účetnictví", "accounting" / "accountant"), which exact lemmas never match.
-STEM_PREFIX_LETTERS = 5
-STEM_PREFIX_SHARE = 0.6
-
-
-def _one_stem(a: str, b: str) -> bool:
-    shorter = min(len(a), len(b))
-    if shorter < STEM_PREFIX_LETTERS or a.isdigit() or b.isdigit():
-        return False
-    common = common_prefix_length(a, b)
-    return common >= STEM_PREFIX_LETTERS and common >= STEM_PREFIX_SHARE * shorter
-
-
 def shares_stem(content: str, words: set[str], language: str) -> bool:
     """Whether the content carries a word of the same stem as one of ``words`` (lemmas, no stop words)."""
     stored = search_tokens(content, language) | search_tokens(content)
-    return any(_one_stem(word, token) for word in words for token in stored)
+    return any(same_stem(word, token) for word in words for token in stored)

@@ -7,7 +7,8 @@ whether they pass on meaning — all as CTEs of a single ``SELECT``. Only the co
 fetched; memory text stays sealed on the returned rows until something reads it (only the rows shown
 are ever decrypted, see ``tenants.encrypted_fields``).
 
-Each returned ``Memory`` carries: ``distance`` (to the nearest query vector for a vector candidate,
+Each returned ``Memory`` carries: ``said_at`` (when the customer said what it was drawn from, None when
+it came from elsewhere), ``distance`` (to the nearest query vector for a vector candidate,
 else to the query itself), ``nearest_position`` (the order a vector candidate was first found in,
 None for the others), ``vector_rank`` (its rank among the vector candidates that pass, else None),
 ``keyword_rank`` with ``matched_tokens``, and ``topic_rank``.
@@ -35,7 +36,8 @@ STANDOUT_MARGIN = 0.03
 # The columns recall shows or sorts by; the stored vector only beside a query vector, for the relevance
 # gate's learned similarity (distances themselves are computed in SQL).
 SHOWN_COLUMNS = (
-    "m.id, m.space_id, m.kind, m.content, m.topic, m.importance, m.event_at, m.updated_at, m.task_session_id"
+    "m.id, m.space_id, m.kind, m.content, m.topic, m.importance, m.event_at, m.updated_at, m.task_session_id, "
+    "m.created_at, m.source_message_id, said.sent_at AS said_at"
 )
 
 
@@ -204,4 +206,5 @@ FROM (
     ) AS tagged (id, distance, nearest_position, vector_rank, keyword_rank, matched_tokens, topic_rank)
     GROUP BY id
 ) c JOIN memory_memory m ON m.id = c.id
+LEFT JOIN memory_message said ON said.id = m.source_message_id AND said.space_id = m.space_id
 WHERE m.space_id = %s"""

@@ -1,6 +1,8 @@
 """The prompt block: recalled memories as plain text for the agent's system prompt, within a token budget.
 
-Each memory is one line, ``- [kind] text``. What a customer once said must not pose as anything
+Each memory is one line, ``- [kind, date] text``: an event's own date, else the day the customer said it
+("said 2023-05-08"), which is what "yesterday" or "next month" in the text count from; a memory with
+neither (written through the API) is ``- [kind] text``. What a customer once said must not pose as anything
 else in that prompt, so a memory's text is neutralised before it is placed: line breaks (every
 Unicode kind) become spaces, so it cannot start a line of its own (a heading, a kind tag, a
 ``system:`` line); square brackets become parentheses, so it cannot close its tag or forge one;
@@ -48,9 +50,17 @@ def neutralised(text: str) -> str:
 
 
 def line_for(hit) -> str:
+    """
+    >>> import datetime
+    >>> line_for({"kind": "fact", "content": "I went to a support group yesterday.",
+    ...           "said_at": datetime.datetime(2023, 5, 8, 13, 56)})
+    '- [fact, said 2023-05-08] I went to a support group yesterday.'
+    """
     label = hit["kind"]
     if hit.get("event_at"):
         label += f", {hit['event_at'].date().isoformat()}"
+    elif hit.get("said_at"):
+        label += f", said {hit['said_at'].date().isoformat()}"
     return f"- [{label}] {neutralised(hit['content'])}"
 
 

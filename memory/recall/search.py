@@ -30,7 +30,7 @@ from memory.recall.prompt_block import build_prompt, line_for
 from memory.recall.query_analysis import QueryAnalysis, analyse_query
 from memory.recall.timings import Timings
 from memory.telemetry import traced
-from memory.text.analysis import detect_language, languages_remembered_in_space
+from memory.text.analysis import language_if_sure, languages_remembered_in_space
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.embeddings import EmbeddingUnavailable, local_embedder
 from memory.text.vectors import embed_for_space, engine_name, out_of_space
@@ -82,6 +82,8 @@ class Scored:
             "topic": item.topic if is_memory else None,
             "importance": item.importance if is_memory else None,
             "event_at": item.event_at if is_memory else None,
+            # When the customer said it: what "yesterday" or "next month" in the content count from.
+            "said_at": getattr(item, "said_at", None) if is_memory else item.sent_at,
             "updated_at": item.updated_at if is_memory else item.sent_at,
             "score": {
                 "distance": None if self.distance is None else round(self.distance, 4),
@@ -102,6 +104,7 @@ class RecallResult:
     warning: str = ""
     # Milliseconds per phase: "embed" (the query's vectors), "db" (the candidate statements).
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
+    left_out: int = 0  # rows that passed but did not fit in ``max_chars``
 
 
 def _query_vectors(space, query: str, analysis: QueryAnalysis, query_vector=None) -> np.ndarray:
@@ -182,7 +185,7 @@ def _bounds_reason(item: Scored) -> str:
     return "matched: " + ", ".join(sorted(item.ranks))
 
 
-def _beyond_veto(item: Scored, settings: dict, routed: bool, query_language: str) -> bool:
+def _beyond_veto(item: Scored, settings: dict, routed: bool, query_language: str | None) -> bool:
     """Rows the bounds pass that the gate may not veto: one within the inner distance, which the bounds trust
     on meaning alone; a row routed by the one-valued attribute the question surely asks of the customer
     ("Where does the customer live?", or a query of stop words such as "name"), which is that attribute's
@@ -197,9 +200,12 @@ def _beyond_veto(item: Scored, settings: dict, routed: bool, query_language: str
         item.reason = f"routed by the attribute the question asks about; relevance {item.relevance:.2f} (no veto)"
         return True
     if item.relevance < settings["relevance_floor"] and query_language in TRANSLATED_LANGUAGES:
-        row_language = detect_language(read_without_keeping(item.item, "content"))
+        row_language = language_if_sure(read_without_keeping(item.item, "content"))
         # Only the languages recall translates between (memory.recall.cross_language), where a question and
-        # a row in two of them are the pairs cross-language recall is built for.
+        # a row in two of them are the pairs cross-language recall is built for — and only when both are
+        # surely in them: an Italian or Turkish question and row, read by dictionaries that do not hold
+        # their language, came out as two different ones and escaped the gate ("Che tempo fa oggi?" got
+        # "Ho una sorella gemella che si chiama Chiara.").
         if row_language in TRANSLATED_LANGUAGES and row_language != query_language:
             item.reason += f"; relevance {item.relevance:.2f}, but in another language than the question (no veto)"
             return True
@@ -303,16 +309,17 @@ def recall(
     current_session=None,
     overrides: dict | None = None,
     explain: bool = False,
-    fill_chars: int | None = None,
+    max_chars: int | None = None,
     query_vector=None,
 ) -> RecallResult:
     """Recall for ``query``. ``candidates`` keeps every row considered, passing or not (the playground
     shows them); ``explain`` is accepted for callers that ask for that explicitly.
 
-    ``fill_chars``: the caller has room for that many characters of prompt lines. When something
-    passed (the question is about what this customer said), the room left after the passing rows is
-    filled with the next nearest statements (see ``_filled``); an account with nothing close enough
-    still gets ``[]``. ``query_vector``: ``query`` already embedded for this space (as a passage)."""
+    ``max_chars``: the caller has room for that many characters of prompt lines (``line_for``). When
+    something passed (the question is about what this customer said), the rows that fit are returned, at
+    most ``limit``, and the room left after the passing rows is filled with the next nearest statements
+    (``_within_budget``); ``left_out`` counts the passing rows that did not fit. An account with nothing
+    close enough still gets ``[]``. ``query_vector``: ``query`` already embedded for this space (as a passage)."""
     timings = Timings()
     settings = {**effective_settings(space), **(overrides or {})}
     limit = limit or settings["recall_limit"]
@@ -376,7 +383,7 @@ def recall(
         scored[memory.pk].ranks["vector"] = rank
 
     gated = settings["relevance_gate"]
-    query_language = detect_language(query)
+    query_language = language_if_sure(query)
     _judge_relevance(space, scored, nearest, analysis, keys_before, reading, vectors, decide=gated)
     # The rows routed by the attribute asked about, also when the query names it in words ("name"): no veto.
     answering_attribute = routed_rows if worded else _routed_statements(rows, routed, limit=None)
@@ -404,9 +411,15 @@ def recall(
         return (-likelihood, -item.fused, -importance, -(updated.timestamp() if updated else 0))
 
     candidates = sorted(scored.values(), key=order)
-    hits = [c.as_hit() for c in candidates if c.passes][:limit]
-    if fill_chars and hits:
-        hits += _filled(hits, nearest, scored, fill_chars)
+    hits = [c.as_hit() for c in candidates if c.passes]
+    left_out = 0
+    if max_chars and hits:
+        fitted = _within_budget(hits, nearest, scored, max_chars)
+        shown = {hit["id"] for hit in fitted[:limit]}
+        left_out = sum(hit["id"] not in shown for hit in hits)
+        hits = fitted[:limit]
+    else:
+        hits = hits[:limit]
     return RecallResult(
         hits=hits,
         prompt=build_prompt(hits, settings["prompt_token_budget"]),
@@ -415,30 +428,56 @@ def recall(
         settings=settings,
         warning=warning,
         timings=timings.milliseconds,
+        left_out=left_out,
     )
 
 
-def _filled(hits: list[dict], nearest: dict, scored: dict, fill_chars: int) -> list[dict]:
-    """The nearest statements that did not pass, nearest first, while their lines fit in the room left.
-
-    In a long casual history the statement that answers often sits just outside the strict bounds
-    (its words differ from the question's, and many small-talk rows crowd the distances), while the
-    rows that passed already show the question is about something this customer said. Filling the
-    room the caller has with the next nearest statements then costs nothing but those characters
-    (eval/long_history.py measures it against raw transcript search)."""
-    used = sum(len(line_for(hit)) + 1 for hit in hits if hit["kind"] != "topic")
-    shown = {hit["id"] for hit in hits}
-    filled = []
-    for memory in sorted(nearest.values(), key=lambda m: m.distance):
-        if memory.pk in shown:
+def _companions(hits: list[dict], scored: dict) -> list[dict]:
+    """The hits, each followed by the other candidate statements drawn from the same message, in the order
+    they were written: a detail the customer gave in the next sentence ("They talked about therapeutic
+    methods.") follows the statement it belongs to ("Last Friday I went to a counselling workshop.") rather
+    than a dozen rows later, as it did in the message."""
+    siblings: dict = {}
+    for item in scored.values():
+        message = getattr(item.item, "source_message_id", None)
+        if message is not None and item.kind != "topic" and isinstance(item.item, Memory):
+            siblings.setdefault(message, []).append(item)
+    ordered, shown = [], set()
+    for hit in hits:
+        if hit["id"] in shown:
             continue
-        hit = scored[memory.pk].as_hit()
-        cost = len(line_for(hit)) + 1
-        if used + cost > fill_chars:
-            break
-        filled.append(hit)
+        ordered.append(hit)
+        shown.add(hit["id"])
+        message = getattr(scored[hit["id"]].item, "source_message_id", None) if hit["id"] in scored else None
+        for item in sorted(siblings.get(message, []), key=lambda i: i.item.created_at):
+            if item.id not in shown:
+                ordered.append(item.as_hit())
+                shown.add(item.id)
+    return ordered
+
+
+def _within_budget(hits: list[dict], nearest: dict, scored: dict, max_chars: int) -> list[dict]:
+    """What fits in ``max_chars`` characters of prompt lines, best first.
+
+    The passing rows in recall's order, each with its companions (``_companions``); a line that does not fit
+    is left out and the next ones still tried. Then the room left is filled with the nearest statements
+    that did not pass: in a long casual history the statement that answers often sits just outside the
+    strict bounds (its words differ from the question's, and many small-talk rows crowd the distances),
+    while the rows that passed already show the question is about something this customer said. Filling
+    the room the caller has costs nothing but those characters (eval/long_history.py and eval/locomo.py
+    measure it against raw transcript search). Topic rows are names, not lines: they cost nothing."""
+    nearest_first = (scored[m.pk].as_hit() for m in sorted(nearest.values(), key=lambda m: m.distance))
+    fitted, tried, used = [], set(), 0
+    for hit in [*_companions(hits, scored), *nearest_first]:
+        if hit["id"] in tried:
+            continue
+        tried.add(hit["id"])
+        cost = 0 if hit["kind"] == "topic" else len(line_for(hit)) + 1
+        if used + cost > max_chars:
+            continue
+        fitted.append(hit)
         used += cost
-    return filled
+    return fitted
 
 
 def _transcript_candidates(space, analysis: QueryAnalysis, scored: dict) -> None:

@@ -214,6 +214,27 @@ def detect_language(text: str) -> str:
     return language
 
 
+SURE_LANGUAGE_SHARE = 0.75
+
+
+def language_if_sure(text: str) -> str | None:
+    """The language of ``text`` when its script or most of its words say it, ahead of every other; None when
+    the dictionaries barely know its words (a language they do not hold: Italian, Polish, Turkish…) or two
+    languages tie ("Vivo en Madrid." is Spanish and German word by word).
+
+    >>> language_if_sure("Bydlím v Brně."), language_if_sure("Il mio numero d'ordine è IT-14726.")
+    ('cs', None)
+    """
+    text = bounded(text, 1000)
+    if _KANA.search(text) or _HANGUL.search(text) or is_cjk(text) or _CYRILLIC.search(text):
+        return _detected_language(text)
+    scores = simplemma.langdetect(text, lang=LATIN_LANGUAGES, low_memory=LOW_MEMORY_DICTIONARIES)
+    (best, share), (_runner_up, runner_up_share) = scores[0], scores[1] if len(scores) > 1 else ("", 0.0)
+    if best == "unk" or share < SURE_LANGUAGE_SHARE or share <= runner_up_share:
+        return None
+    return best
+
+
 def _detected_language(text: str) -> str:
     text = bounded(text, 1000)
     if _KANA.search(text):
@@ -461,3 +482,22 @@ def same_name(a: str, b: str) -> bool:
 def common_prefix_length(a: str, b: str) -> int:
     """How many letters two words begin with alike: the stem they share before their endings differ."""
     return len(os.path.commonprefix([a, b]))
+
+
+# Two words are one stem when they begin alike for at least this many letters and for most of the shorter
+# word: lemmatisers give an adjective and its noun different lemmas ("бухгалтерский" / "бухгалтерия",
+# "účetní" / "účetnictví", "accounting" / "accountant"), which exact lemmas never match.
+STEM_PREFIX_LETTERS = 5
+STEM_PREFIX_SHARE = 0.6
+
+
+def same_stem(a: str, b: str) -> bool:
+    """
+    >>> same_stem("účetní", "účetnictví"), same_stem("účetní", "účet")
+    (True, False)
+    """
+    shorter = min(len(a), len(b))
+    if shorter < STEM_PREFIX_LETTERS or a.isdigit() or b.isdigit():
+        return False
+    common = common_prefix_length(a, b)
+    return common >= STEM_PREFIX_LETTERS and common >= STEM_PREFIX_SHARE * shorter

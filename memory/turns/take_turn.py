@@ -45,6 +45,7 @@ def take_turn(
     message_id: str = "",
     channel: str = "",
     at=None,
+    max_chars: int | None = None,
 ) -> TakenTurn:
     intake.check_content(message)  # before anything is embedded
     intent = read_intent(message)
@@ -75,7 +76,9 @@ def take_turn(
     if recall:
         # Without a vector (the engine is down) recall tries once more itself and, failing, searches by keyword.
         vector = embedded.get(message) if embedded else None
-        recalled = search.recall(space=space, query=message, current_session=receipt.session, query_vector=vector)
+        recalled = search.recall(
+            space=space, query=message, current_session=receipt.session, query_vector=vector, max_chars=max_chars
+        )
         if sources:
             attach_sources(space, recalled.hits)
     turn = _attempted(receipt.turn, wait, known_vectors=embedded)

@@ -69,8 +69,10 @@ class Operations(ABC, Generic[Result, Pages]):
         create_space: bool = False,
         wait: bool = False,
         provenance: bool | None = None,
+        max_chars: int | None = None,
     ) -> Result:
-        """Store the customer's message; the answer carries what is recalled for it (``memories``, ``prompt``).
+        """Store the customer's message; the answer carries what is recalled for it (``memories``, ``prompt``;
+        ``max_chars``: the room for them, filled best first, ``left_out`` counting what did not fit).
 
         Without ``message_id`` the client makes one, so a retry after a lost answer stores the message once:
         the server answers a replay with the turn it created the first time.
@@ -83,6 +85,7 @@ class Operations(ABC, Generic[Result, Pages]):
             at=at,
             create_space=create_space,
             provenance=provenance,
+            max_chars=max_chars,
         )
         params = query_flags(wait=True) if wait else None
         return self._send(ApiRequest("POST", space_path(space, "turns"), params=params, json=body, idempotent=True))
@@ -150,14 +153,17 @@ class Operations(ABC, Generic[Result, Pages]):
         kinds: Sequence[str] | None = None,
         synthesize: bool | None = None,
         provenance: bool | None = None,
+        max_chars: int | None = None,
     ) -> Result:
-        """What is close enough to ``query``; ``provenance=True`` adds each memory's ``source``."""
+        """What is close enough to ``query``; ``provenance=True`` adds each memory's ``source``;
+        ``max_chars``: the room for prompt lines, filled best first (``left_out`` counts what did not fit)."""
         body = without_none(
             query=query,
             limit=limit,
             kinds=list(kinds) if kinds else None,
             synthesize=synthesize,
             provenance=provenance,
+            max_chars=max_chars,
         )
         return self._send(ApiRequest("POST", space_path(space, "recall"), json=body, idempotent=True))
 

@@ -1,0 +1,84 @@
+"""Recall within the caller's room (``max_chars``): every line dated by when the customer said it, the detail
+given in the next sentence right after its statement, the room filled best first, what did not fit counted —
+and still nothing for an unrelated question."""
+
+import datetime
+
+import pytest
+from django.urls import reverse
+
+from tests.test_recall_long_history import tell_at
+
+pytestmark = pytest.mark.django_db
+
+TOLD = datetime.datetime(2023, 6, 27, 14, tzinfo=datetime.UTC)
+WORKSHOP = "Last Friday I went to an LGBTQ+ counseling workshop and it was really enlightening."
+DETAIL = "They talked about therapeutic methods and how to best work with trans people."
+
+
+def recall(client, space, query, **extra):
+    url = reverse("recall", args=[space.external_id])
+    return client.post(url, {"query": query, **extra}, format="json")
+
+
+def told(client, space):
+    tell_at(client, space, f"{WORKSHOP} {DETAIL}", TOLD, "s-june")
+    tell_at(client, space, "I love hiking in the mountains with my kids.", TOLD + datetime.timedelta(days=30), "s-july")
+    tell_at(client, space, "My favourite food is ramen.", TOLD + datetime.timedelta(days=60), "s-aug")
+    tell_at(client, space, "I'd love to work as a counselor one day.", TOLD + datetime.timedelta(days=61), "s-aug")
+    tell_at(client, space, "My counseling course starts in September.", TOLD + datetime.timedelta(days=62), "s-aug")
+
+
+def test_each_line_says_when_the_customer_said_it(client_a, space_a):
+    told(client_a, space_a)
+    body = recall(client_a, space_a, "When did I go to the counseling workshop?").json()
+    assert f"- [fact, said 2023-06-27] {WORKSHOP}" in body["prompt"].splitlines()
+
+
+def test_the_room_is_filled_best_first_and_the_detail_follows_its_statement(client_a, space_a):
+    told(client_a, space_a)
+    response = recall(client_a, space_a, "Tell me about the counseling workshop", max_chars=400)
+    assert response.status_code == 200, response.content
+    body = response.json()
+    statements = [m["content"] for m in body["memories"] if m["kind"] != "topic"]
+    assert statements[:2] == [WORKSHOP, DETAIL]
+    lines = body["prompt"].splitlines()[1:]
+    assert sum(len(line) + 1 for line in lines) <= 400
+    assert body["left_out"] == 0
+
+
+def test_what_does_not_fit_is_counted_not_hidden(client_a, space_a):
+    told(client_a, space_a)
+    roomy = recall(client_a, space_a, "Tell me about the counseling workshop", max_chars=1000).json()
+    answering = [m for m in roomy["memories"] if m["score"]["relevance"] is not None and m["kind"] != "topic"]
+    tight = recall(client_a, space_a, "Tell me about the counseling workshop", max_chars=100).json()
+    shown = [m for m in tight["memories"] if m["kind"] != "topic"]
+    assert len(shown) < len(answering)
+    assert tight["left_out"] >= 1
+    assert "left_out" not in recall(client_a, space_a, "Tell me about the counseling workshop").json()
+
+
+def test_an_unrelated_question_gets_nothing_however_much_room(client_a, space_a):
+    told(client_a, space_a)
+    body = recall(client_a, space_a, "What is the capital of Peru?", max_chars=5000).json()
+    assert body["memories"] == []
+    assert body["left_out"] == 0
+
+
+@pytest.mark.parametrize("max_chars", [0, 99, 100_001, "lots", None, True])
+def test_a_room_that_is_not_a_sensible_number_is_a_400(client_a, space_a, max_chars):
+    response = recall(client_a, space_a, "Where do I live?", max_chars=max_chars)
+    assert response.status_code == 400
+    assert "max_chars" in response.json()["error"]["details"]
+
+
+def test_a_turn_recalls_within_the_room_it_is_given(client_a, space_a):
+    told(client_a, space_a)
+    url = reverse("turn-create", args=[space_a.external_id])
+    body = {"message": "What did they cover at that counseling workshop?", "session_id": "s-oct", "max_chars": 200}
+    answer = client_a.post(url, body, format="json").json()
+    assert WORKSHOP in answer["prompt"]
+    assert sum(len(line) + 1 for line in answer["prompt"].splitlines()[1:]) <= 200
+    assert "left_out" in answer
+    unbounded = {"message": "And the hiking?", "session_id": "s-oct"}
+    assert "left_out" not in client_a.post(url, unbounded, format="json").json()
