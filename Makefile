@@ -88,6 +88,7 @@ eval: db-start
 	$(PY) -m eval.understanding score
 	$(PY) -m eval.grounding
 	$(PY) -m eval.recall_unrelated
+	$(PY) -m eval.recall_people
 	$(PY) -m eval.locomo
 
 # Long generated histories (recall against raw transcript search at equal character budgets) and the

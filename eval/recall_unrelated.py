@@ -10,11 +10,8 @@ measures; see the section for what was read while building).
 
 from __future__ import annotations
 
-import argparse
 import datetime
-import json
 import sys
-import time
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "recall_unrelated.json"
@@ -81,21 +78,9 @@ def report_lines(per_language: dict, elapsed: float, revision: str, machine: str
 
 
 def main() -> None:
-    from bench.harness import git_revision, machine_line, setup_django, throwaway_database
-    from eval.report_sections import replace_section
+    from eval.report_sections import account_section_main
 
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--no-write", action="store_true", help="print the section, leave docs/quality.md alone")
-    args = parser.parse_args()
-    setup_django()
-    accounts = json.loads(DATA.read_text())["accounts"]
-    started = time.perf_counter()
-    with throwaway_database("engram_eval_unrelated"):
-        per_language = evaluate(accounts)
-        lines = report_lines(per_language, time.perf_counter() - started, git_revision(), machine_line())
-    if not args.no_write:
-        replace_section(lines)
-    print("\n".join(lines))
+    account_section_main(DATA, "engram_eval_unrelated", evaluate, report_lines)
 
 
 if __name__ == "__main__":

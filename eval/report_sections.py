@@ -47,3 +47,27 @@ def kept_sections(report: Path = REPORT) -> list[str]:
 
 def pct(value) -> str:
     return "–" if value is None else f"{100 * value:.1f} %"
+
+
+def account_section_main(data: Path, database: str, evaluate, report_lines) -> None:
+    """The command line of a section built from the accounts in ``data``: ``evaluate(accounts)`` in a throwaway
+    database, ``report_lines(result, elapsed, revision, machine)`` written to the report (``--no-write``:
+    only printed)."""
+    import argparse
+    import json
+    import time
+
+    from bench.harness import git_revision, machine_line, setup_django, throwaway_database
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--no-write", action="store_true", help="print the section, leave docs/quality.md alone")
+    args = parser.parse_args()
+    setup_django()
+    accounts = json.loads(data.read_text())["accounts"]
+    started = time.perf_counter()
+    with throwaway_database(database):
+        result = evaluate(accounts)
+        lines = report_lines(result, time.perf_counter() - started, git_revision(), machine_line())
+    if not args.no_write:
+        replace_section(lines)
+    print("\n".join(lines))

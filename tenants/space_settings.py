@@ -20,8 +20,8 @@ from django.core.exceptions import ValidationError
 from tenants import input_rules
 
 STRATEGIES = ("vector", "keyword", "topic", "messages")
-# relevance_floor and relevance_admit default to the operating point `python -m eval.recall_gate train` chose
-# (memory/recall/relevance.py, docs/quality.md "Relevance gate: training").
+# relevance_floor and relevance_admit: set by hand below the operating point `python -m eval.recall_gate train`
+# reports, where the labelled recall set loses no hit (decision 0022; docs/quality.md "Relevance gate: training").
 
 
 @dataclasses.dataclass(frozen=True)

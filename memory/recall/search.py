@@ -28,6 +28,7 @@ from memory.recall.cross_language import LANGUAGES as TRANSLATED_LANGUAGES
 from memory.recall.cross_language import translated_tokens
 from memory.recall.prompt_block import build_prompt, line_for
 from memory.recall.query_analysis import QueryAnalysis, analyse_query
+from memory.recall.someone_else import SomeoneElse, someone_else_asked_about
 from memory.recall.timings import Timings
 from memory.telemetry import traced
 from memory.text.analysis import language_if_sure, languages_remembered_in_space
@@ -210,6 +211,16 @@ def _beyond_veto(item: Scored, settings: dict, routed: bool, query_language: str
             item.reason += f"; relevance {item.relevance:.2f}, but in another language than the question (no veto)"
             return True
     return False
+
+
+def _only_rows_naming(someone: SomeoneElse | None, scored: dict, space) -> None:
+    """A question surely about someone else keeps only the rows that name them (``memory.recall.someone_else``)."""
+    if someone is None or someone.is_the_customer(space):
+        return
+    for item in scored.values():
+        if item.passes and not someone.named_in(read_without_keeping(item.item, "content")):
+            item.passes = False
+            item.reason += f"; the question is about someone else (“{someone.word}”), whom this row does not name"
 
 
 def _gate(item: Scored, settings: dict, *, behind: int) -> None:
@@ -402,6 +413,8 @@ def recall(
             item.fused *= ENDED_TASK_FACTOR
         if item.fused <= 0:
             item.passes = False
+    if gated:
+        _only_rows_naming(someone_else_asked_about(query, reading), scored, space)
 
     def order(item: Scored):
         importance = getattr(item.item, "importance", 0.0) or 0.0
