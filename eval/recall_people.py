@@ -18,6 +18,8 @@ import datetime
 import sys
 from pathlib import Path
 
+from eval.report_sections import leak_lines
+
 DATA = Path(__file__).resolve().parent / "data" / "recall_people_heldout.json"
 # The same set at the revision before questions about someone else kept only the rows naming them (6156f6d).
 BEFORE = "about the customer 35 of 40, about people described 34 of 40, unrelated people empty 21 of 64"
@@ -95,8 +97,7 @@ def report_lines(per_language: dict, elapsed: float, revision: str, machine: str
         "Unrelated questions that returned something:",
         "",
     ]
-    leaks = [(language, q, found) for language, r in per_language.items() for q, found in r["leaks"]]
-    lines += [f"- {language} “{q}” → {found[:3]}" for language, q, found in leaks] or ["- none"]
+    lines += leak_lines(per_language)
     lines.append("")
     return lines
 

@@ -14,6 +14,8 @@ import datetime
 import sys
 from pathlib import Path
 
+from eval.report_sections import leak_lines
+
 DATA = Path(__file__).resolve().parent / "data" / "recall_unrelated.json"
 TARGET = 0.99
 
@@ -71,8 +73,7 @@ def report_lines(per_language: dict, elapsed: float, revision: str, machine: str
         "Questions that returned something:",
         "",
     ]
-    leaks = [(lang, q, found) for lang, v in per_language.items() for q, found in v["leaks"]]
-    lines += [f"- {lang} “{q}” → {found[:3]}" for lang, q, found in leaks] or ["- none"]
+    lines += leak_lines(per_language)
     lines.append("")
     return lines
 

@@ -71,3 +71,9 @@ def account_section_main(data: Path, database: str, evaluate, report_lines) -> N
     if not args.no_write:
         replace_section(lines)
     print("\n".join(lines))
+
+
+def leak_lines(per_language: dict) -> list[str]:
+    """The questions that returned something, per language (``{"leaks": [(question, contents)]}``), or none."""
+    leaks = [(language, q, found) for language, result in per_language.items() for q, found in result["leaks"]]
+    return [f"- {language} “{q}” → {found[:3]}" for language, q, found in leaks] or ["- none"]

@@ -37,7 +37,7 @@ from memory.forgetting.deletion import Deleted, DeletionContext, delete_memories
 from memory.forgetting.judge import ForgetIntent, Offered, judge, model_judges, read_intent
 from memory.models import Memory
 from memory.telemetry import traced
-from memory.text.analysis import normalise, search_tokens
+from memory.text.analysis import carries_words, normalise, search_tokens
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.vectors import vectors_by_text
 from memory.understanding.readings import Reading, read
@@ -242,8 +242,7 @@ def _worded_candidates(*, space, intent: ForgetIntent, vector, floor: float) -> 
     return [
         Candidate(m, float(m.distance), shares_words=True)
         for m in rows
-        if targets.shares_value(m.content, words, intent.language)
-        or targets.shares_stem(m.content, words, intent.language)
+        if carries_words(m.content, words, intent.language)
     ]
 
 

@@ -461,7 +461,7 @@ def _companions(hits: list[dict], scored: dict) -> list[dict]:
             continue
         ordered.append(hit)
         shown.add(hit["id"])
-        message = getattr(scored[hit["id"]].item, "source_message_id", None) if hit["id"] in scored else None
+        message = getattr(scored[hit["id"]].item, "source_message_id", None)
         for item in sorted(siblings.get(message, []), key=lambda i: i.item.created_at):
             if item.id not in shown:
                 ordered.append(item.as_hit())
@@ -479,12 +479,13 @@ def _within_budget(hits: list[dict], nearest: dict, scored: dict, max_chars: int
     while the rows that passed already show the question is about something this customer said. Filling
     the room the caller has costs nothing but those characters (eval/long_history.py and eval/locomo.py
     measure it against raw transcript search). Topic rows are names, not lines: they cost nothing."""
-    nearest_first = (scored[m.pk].as_hit() for m in sorted(nearest.values(), key=lambda m: m.distance))
-    fitted, tried, used = [], set(), 0
-    for hit in [*_companions(hits, scored), *nearest_first]:
-        if hit["id"] in tried:
-            continue
-        tried.add(hit["id"])
+    accompanied = _companions(hits, scored)
+    shown = {hit["id"] for hit in accompanied}
+    nearest_first = [
+        scored[m.pk].as_hit() for m in sorted(nearest.values(), key=lambda m: m.distance) if m.pk not in shown
+    ]
+    fitted, used = [], 0
+    for hit in [*accompanied, *nearest_first]:
         cost = 0 if hit["kind"] == "topic" else len(line_for(hit)) + 1
         if used + cost > max_chars:
             continue

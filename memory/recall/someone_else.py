@@ -22,7 +22,7 @@ import re
 
 from memory.models import Memory
 from memory.recall.cross_language import translated_tokens
-from memory.text.analysis import detect_language, same_stem, search_tokens
+from memory.text.analysis import carries_words, detect_language, search_tokens
 from memory.text.digests import topic_digest
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
 from tenants.encrypted_fields import read_without_keeping
@@ -53,8 +53,7 @@ class SomeoneElse:
         return any(self.named_in(read_without_keeping(row, "content")) for row in named[:MOST_NAME_ROWS])
 
     def named_in(self, content: str) -> bool:
-        stored = search_tokens(content, detect_language(content)) | search_tokens(content)
-        return bool(self.tokens & stored) or any(same_stem(a, b) for a in self.tokens for b in stored)
+        return carries_words(content, self.tokens, detect_language(content))
 
 
 def someone_else_asked_about(question: str, reading: Reading | None) -> SomeoneElse | None:

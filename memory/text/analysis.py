@@ -501,3 +501,10 @@ def same_stem(a: str, b: str) -> bool:
         return False
     common = common_prefix_length(a, b)
     return common >= STEM_PREFIX_LETTERS and common >= STEM_PREFIX_SHARE * shorter
+
+
+def carries_words(content: str, words: set[str] | frozenset[str], language: str | None) -> bool:
+    """Whether ``content`` carries one of ``words`` (search tokens) or a word of the same stem, its tokens read
+    once in its language and without one."""
+    stored = search_tokens(content, language) | search_tokens(content)
+    return bool(stored & words) or any(same_stem(word, token) for word in words for token in stored)
