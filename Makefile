@@ -4,6 +4,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 DEV_ENV := ENGRAM_DEBUG=1
+# Test processes for `make test` (pytest-xdist; each has its own test database). Two fit the CI machine's two
+# cores; more than the cores slows the suite down.
+TEST_WORKERS ?= 2
 
 .PHONY: run serve test fuzz lint stop db-start db-status migrate bench bench-mem0 eval eval-long load venv
 
@@ -64,7 +67,7 @@ test: $(STAMP)
 	# The layer rules and no import circles (pyproject.toml [tool.importlinter]).
 	$(VENV)/bin/lint-imports
 	DJANGO_SETTINGS_MODULE=config.test_settings $(PY) manage.py makemigrations --check --dry-run
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS)
 	# A bounded schemathesis pass over every endpoint (`make fuzz` runs a longer one).
 	ENGRAM_FUZZ_EXAMPLES=8 ENGRAM_FUZZ_DERANDOMIZE=1 $(PY) -m pytest fuzz -q -p no:cacheprovider
 

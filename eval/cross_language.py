@@ -3,7 +3,7 @@
 The items (eval/data/recall_cross_language.jsonl) ask the labelled accounts of eval/data/accounts.json
 in another language than the account's; a quarter ask about something the account never said and
 must return nothing. Alternate items form a "tune" half and a "held-out" half: the concept table of
-memory/recall/cross_language.py was not edited after looking at held-out misses, so the held-out half says
+memory/text/cross_language.py was not edited after looking at held-out misses, so the held-out half says
 what to expect on new questions. Each item is run at the space defaults, with the translated
 keywords (what ships) and without them (recall before them), so the gain is visible per pair.
 
@@ -87,7 +87,7 @@ def report_lines(result: dict) -> list[str]:
         f"{result['overall']['queries']} questions in one language about a fact stated in another (en, ru, ja, cs, "
         f"es, both directions) and {result['overall']['unrelated_queries']} that the account has nothing for "
         f"(eval/data/{ITEMS}), at the space defaults. Recall adds the query's words in the other languages as "
-        "keywords (a table of everyday concepts, memory/recall/cross_language.py); the table was not edited after "
+        "keywords (a table of everyday concepts, memory/text/cross_language.py); the table was not edited after "
         "looking at held-out misses.",
         "",
         "| Items | Queries | Hit rate | Empty when unrelated |",

@@ -122,7 +122,7 @@ def test_a_farther_cross_language_question_is_found_through_its_words_in_the_oth
     client_a, space_a, question
 ):
     """Beyond the calibrated bounds by meaning (~0.21), so found through the question's words in the
-    other languages (memory/recall/cross_language.py) — at the default settings."""
+    other languages (memory/text/cross_language.py) — at the default settings."""
     tell(client_a, space_a, "We run a fleet of four vans.", "I love hiking in the mountains.")
     body = recall(client_a, space_a, question)
     assert contents(body) == ["We run a fleet of four vans."]

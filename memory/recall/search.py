@@ -24,14 +24,14 @@ import numpy as np
 from memory.models import Memory, Message
 from memory.recall import relevance
 from memory.recall.candidates import VECTOR_CANDIDATES, MeaningBounds, candidate_rows
-from memory.recall.cross_language import LANGUAGES as TRANSLATED_LANGUAGES
-from memory.recall.cross_language import translated_tokens
 from memory.recall.prompt_block import build_prompt, line_for
 from memory.recall.query_analysis import QueryAnalysis, analyse_query
 from memory.recall.someone_else import SomeoneElse, someone_else_asked_about
 from memory.recall.timings import Timings
 from memory.telemetry import traced
 from memory.text.analysis import language_if_sure, languages_remembered_in_space
+from memory.text.cross_language import LANGUAGES as TRANSLATED_LANGUAGES
+from memory.text.cross_language import translated_tokens
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.embeddings import EmbeddingUnavailable, local_embedder
 from memory.text.vectors import embed_for_space, engine_name, out_of_space
@@ -202,7 +202,7 @@ def _beyond_veto(item: Scored, settings: dict, routed: bool, query_language: str
         return True
     if item.relevance < settings["relevance_floor"] and query_language in TRANSLATED_LANGUAGES:
         row_language = language_if_sure(read_without_keeping(item.item, "content"))
-        # Only the languages recall translates between (memory.recall.cross_language), where a question and
+        # Only the languages recall translates between (memory.text.cross_language), where a question and
         # a row in two of them are the pairs cross-language recall is built for — and only when both are
         # surely in them: an Italian or Turkish question and row, read by dictionaries that do not hold
         # their language, came out as two different ones and escaped the gate ("Che tempo fa oggi?" got
@@ -359,7 +359,7 @@ def recall(
     topic_digests: set[str] = set()
     if settings["hybrid"]:
         # The query's words in the other supported languages count as keywords too: a question in
-        # one language about a fact stated in another shares no token with it (memory/recall/cross_language.py).
+        # one language about a fact stated in another shares no token with it (memory/text/cross_language.py).
         digests = _useful_digests(space.id, analysis.keywords | translated_tokens(query))
         topic_digests = {topic_digest(space.id, key) for key in analysis.topic_keys if key}
         topic_digests.discard("")

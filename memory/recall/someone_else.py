@@ -21,8 +21,8 @@ import dataclasses
 import re
 
 from memory.models import Memory
-from memory.recall.cross_language import translated_tokens
 from memory.text.analysis import carries_words, detect_language, search_tokens
+from memory.text.cross_language import translated_tokens
 from memory.text.digests import topic_digest
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
 from tenants.encrypted_fields import read_without_keeping
