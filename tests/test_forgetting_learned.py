@@ -340,3 +340,51 @@ def test_a_request_no_list_reads_takes_nothing_it_does_not_share_words_and_attri
     body = say(client_a, space_a, message, session="two")
     assert body["forgotten"] == [], body
     assert deletions(space_a) == before
+
+
+# --- A request in one language, the row in another ---------------------------------------------------
+
+# (stored rows — the target first, then a bystander — request, a word of the target): the customer wrote the
+# fact in one language and asks in another; the request's word reaches the row only in translation.
+TRANSLATED_REQUESTS = [
+    (["Бухгалтерию мы ведём в 1С.", "У нас 40 сотрудников."], "Forget what you know about our accounting software.",
+     "1С"),
+    (["Our accounting runs on SAP.", "We have 40 employees."], "Olvida lo que sabes de nuestra contabilidad.", "SAP"),
+    (["Naše kancelář je v Brně na Vídeňské.", "Máme čtyři dodávky."], "Forget what you know about our office.",
+     "Vídeňské"),
+    pytest.param(
+        ["We run four delivery vans out of our Brno depot.", "Our contract renewal is in June."],
+        "Забудьте, что вы знаете о наших фургонах.", "Brno",
+        marks=pytest.mark.xfail(strict=True, reason="#25 open: the pair sits at 0.21, past three times the floor "
+                                "(0.18) that a translated word reaches; a longer English row drifts farther"),
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("stored, request_text, value", TRANSLATED_REQUESTS)
+def test_a_request_in_another_language_than_the_row_takes_it(client_a, space_a, stored, request_text, value):
+    for statement in stored:
+        say(client_a, space_a, statement, session="one")
+    body = say(client_a, space_a, request_text, session="two")
+    assert [f["content"] for f in body["forgotten"] if f["kind"] != "topic"] == [stored[0]], body
+    assert value not in every_text(space_a)
+    assert stored[1] in every_text(space_a)
+
+
+# The translated word is in the row, but the row is about someone's job, or the request is about another thing.
+TRANSLATED_LOOKALIKES = [
+    (["Мой брат работает в бухгалтерии.", "У нас 40 сотрудников."],
+     "Forget what you know about our accounting software."),
+    (["Mi hermano trabaja de contable.", "Tenemos dos perros."], "Forget what you know about our accounting software."),
+    (["У нас четыре фургона.", "Бухгалтерию мы ведём в 1С."], "Forget what you know about our trucks."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("stored, request_text", TRANSLATED_LOOKALIKES)
+def test_a_translated_word_does_not_reach_a_row_about_another_subject(client_a, space_a, stored, request_text):
+    for statement in stored:
+        say(client_a, space_a, statement, session="one")
+    before = deletions(space_a)
+    body = say(client_a, space_a, request_text, session="two")
+    assert body["forgotten"] == [], body
+    assert deletions(space_a) == before

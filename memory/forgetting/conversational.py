@@ -16,7 +16,8 @@ Code, never the model, sets how much a decision can delete:
   takes only the rows of a single-valued attribute it names;
 - a request or correction reaches a row twice as far as the floor only when they share a word (or its stem)
   or a topic and the model does not read the row as about another attribute (never by the model's reading
-  alone: "I don't eat meat at all" is not a denial of "I am vegetarian").
+  alone: "I don't eat meat at all" is not a denial of "I am vegetarian"); three times as far when the row,
+  in another language, carries one of its words in translation (``memory.text.cross_language``).
 Deletion is permanent and audited (``deletion``), with each statement's history and the topic tags only
 it carried; the caller gets what was deleted and a sentence in the customer's language that names the
 statements (never a topic tag alone).
@@ -37,7 +38,8 @@ from memory.forgetting.deletion import Deleted, DeletionContext, delete_memories
 from memory.forgetting.judge import ForgetIntent, Offered, judge, model_judges, read_intent
 from memory.models import Memory
 from memory.telemetry import traced
-from memory.text.analysis import carries_words, normalise, search_tokens
+from memory.text.analysis import carries_words, detect_language, normalise, search_tokens
+from memory.text.cross_language import translated_tokens
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.vectors import vectors_by_text
 from memory.understanding.readings import Reading, read
@@ -49,6 +51,9 @@ HARD_MAX_DELETIONS = int(SETTINGS["max_deletions_per_request"].maximum)
 MARGIN_FROM_BEST = 0.05
 # How much farther than the floor an explicit request reaches for a row sharing a word or topic with it.
 CORROBORATED_FLOOR_FACTOR = 2.0
+# ... and for a row in another language carrying the request's word in translation: the bundled model puts a
+# sentence and its translation as far apart as two unrelated sentences of one language (~0.13-0.2).
+TRANSLATED_FLOOR_FACTOR = 3.0
 
 
 # Past the floor a shared word reaches a row only when the model gives the row at least this probability of
@@ -191,6 +196,18 @@ def candidates_within_floor(
             )
             for memory in shared:
                 keep(memory)
+            translated = translated_tokens(target) - set(tokens)
+            if translated:
+                # "Forget what you know about our accounting software" and "Бухгалтерию мы ведём в 1С.".
+                in_translation = (
+                    active.filter(keyword_digests__overlap=keyword_digests(space.id, translated))
+                    .annotate(distance=CosineDistance("embedding", vector))
+                    .filter(distance__lte=floor * TRANSLATED_FLOOR_FACTOR)
+                    .order_by("distance")[:HARD_MAX_DELETIONS]
+                )
+                for memory in in_translation:
+                    if detect_language(memory.content) != intent.language:
+                        keep(memory)
             # The same stem in another form ("бухгалтерскую" for "Бухгалтерию"): read in the nearest rows.
             nearest = (
                 active.annotate(distance=CosineDistance("embedding", vector))
