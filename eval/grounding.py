@@ -8,7 +8,9 @@ could write from one customer message:
 - ``eval/data/grounding/tune.jsonl`` (en, de, ru, cs, es, fr): the file ``PARAPHRASE_MISSING_SHARE``
   was chosen on (``python -m eval.grounding tune`` prints the sweep);
 - ``eval/data/grounding/heldout.jsonl`` (pl, it, pt, nl, sv and en, written separately): never read
-  while tuning; its figures are the honest ones.
+  while tuning the share, but read once for which languages may be reworded;
+- ``eval/data/grounding/heldout_fresh.jsonl`` (ro, nb, sk, uk, tr, written 2026-12-02 by a hand that never
+  read the grounding code): never read, tuned or trained on; its figures are the honest ones.
 
 Each row is a faithful rewrite (third person with the customer's name, "the customer", synonyms, a
 summary, two sentences combined, a name from another message, a date resolved from the message's
@@ -143,27 +145,37 @@ REWRITES_ONLY = ((True, "rewrites"),)
 
 
 def report() -> list[str]:
-    from memory.extraction.grounding import PARAPHRASE_MISSING_SHARE
+    from memory.extraction.grounding import PARAPHRASE_MISSING_SHARE, WIDER_PARAPHRASE_MISSING_SHARE
 
     lines = [
         "## Grounding: faithful rewrites and near-miss fabrications",
         "",
         f"`python -m eval.grounding` (run by `make eval`): the grounding of `memory.extraction.grounding` "
         f"(words an entry may reword: {PARAPHRASE_MISSING_SHARE:.0%}) over entries a model could write from one "
-        "customer message. `tune.jsonl` (en de ru cs es fr) is the file that share was chosen on; "
-        "`heldout.jsonl` (pl it pt nl sv en, written separately) was never tuned on. It was read once, after "
-        "the first version: its fabrications in languages grounding cannot read (number words, months, "
-        "negations) are why rewording is admitted only in the languages it reads — so its figures are no longer "
-        "untouched for that one decision. `verbatim` is the space setting `admit_rewrites` off (the grounding "
-        "before #26). `train_a.jsonl` (1,440 pairs in en de ru cs es fr ja hu, written as training data for a "
-        "learned check) was read while number words and resolved dates were built (decision 0024): its figures "
-        "are training figures.",
+        f"customer message (in a wider language: {WIDER_PARAPHRASE_MISSING_SHARE:.0%}, decision 0021). "
+        "`tune.jsonl` (en de ru cs es fr) is the file that share was chosen on. `heldout.jsonl` (pl it pt nl sv "
+        "en, written separately) was read for which languages may be reworded and, on 2026-12-02, the wider "
+        "languages' share and clause-opening rule were chosen on it and on train_a.jsonl's Hungarian: its figures "
+        "are development figures. `verbatim` is the space setting `admit_rewrites` off (the grounding before #26). "
+        "`train_a.jsonl` (1,440 pairs in en de ru cs es fr ja hu, written as training data for a learned check) "
+        "was read while number words and resolved dates were built (decision 0024): its figures are training "
+        "figures. `heldout_fresh.jsonl` (200 pairs in ro nb sk uk tr, written 2026-12-02 by a hand that never "
+        "read the grounding code) is the untouched split: before the wider languages it admitted 11 of 100 "
+        "faithful rewrites and 0 near misses; it was scored twice while they were added (44 and 12 of 100 at the "
+        "first version; then once more after the clause-opening rule, written from heldout.jsonl's cases of a "
+        "failure its first score had also shown). Nothing was tuned on its cases.",
         "",
         "| file | grounding | faithful admitted (recall) | fabrications admitted | precision |",
         "|---|---|---|---|---|",
     ]
     scored = {}
-    for name, settings in (("tune.jsonl", BOTH), ("heldout.jsonl", BOTH), ("train_a.jsonl", REWRITES_ONLY)):
+    files = (
+        ("tune.jsonl", BOTH),
+        ("heldout.jsonl", BOTH),
+        ("heldout_fresh.jsonl", BOTH),
+        ("train_a.jsonl", REWRITES_ONLY),
+    )
+    for name, settings in files:
         rows = load(name)
         for admit, label in settings:
             by = score(rows, verdicts(rows, admit_rewrites=admit))

@@ -154,22 +154,52 @@ FABRICATED = [
 ]
 
 
-@pytest.mark.parametrize("message, content", FAITHFUL)
+# Languages with a stop-word list and a lemmatiser but no lists of ours (decision 0021): number words from
+# num2words, months and weekdays from dateparser's locale data, negation by the learned reading.
+WIDER_FAITHFUL = [
+    ("Ho comprato tre biciclette per i miei figli.", "Caroline ha comprato tre biciclette per i suoi figli."),
+    ("Ik ben vorige maand naar Utrecht verhuisd.", "Caroline is vorige maand naar Utrecht verhuisd."),
+    ("Mam dwa psy i kota.", "Caroline ma dwa psy i kota."),
+    ("Moro no centro de Lisboa com a minha filha.", "Caroline mora no centro de Lisboa com a filha."),  # "no": in the
+]
+
+WIDER_FABRICATED = [
+    ("Ho comprato tre biciclette per i miei figli.", "Caroline ha comprato quattro biciclette per i suoi figli.",
+     "adds a number"),
+    ("Ik heb elke dinsdag koorrepetitie.", "Caroline heeft elke donderdag koorrepetitie.", "adds a date"),
+    ("Mijn man is vorige maand met pensioen gegaan.", "Caroline is vorige maand met pensioen gegaan.", "leaves out"),
+    ("Ho comprato tre biciclette per i miei figli.",
+     "Caroline ha comprato tre biciclette per i suoi figli perché vanno a scuola in bici.", "only"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("message, content", FAITHFUL + WIDER_FAITHFUL)
 def test_a_faithful_rewrite_in_a_language_grounding_reads_is_admitted(message, content):
     assert check_candidate(entry(content, message), message, CAROLINE) is None
 
 
-@pytest.mark.parametrize("message, content, reason", FABRICATED)
+@pytest.mark.parametrize("message, content, reason", FABRICATED + WIDER_FABRICATED)
 def test_a_rewrite_with_one_thing_changed_is_refused_with_its_reason(message, content, reason):
     verdict = check_candidate(entry(content, message), message, CAROLINE)
     assert verdict is not None and verdict.startswith(reason), verdict
 
 
+def test_in_a_wider_language_a_negation_no_list_holds_is_read_by_the_learned_reading():
+    """Turkish negates in the verb ("kullanmıyorum"): no word of any list marks it."""
+    message = "Araba kullanmıyorum, her yere bisikletle gidiyorum."
+    verdict = check_candidate(
+        entry("Caroline araba kullanıyor, her yere bisikletle gidiyor.", message), message, CAROLINE
+    )
+    assert verdict is not None and verdict.startswith("its polarity differs"), verdict
+
+
 def test_in_a_language_grounding_cannot_read_a_rewrite_must_repeat_the_customer():
-    """Italian number words, months and negations are not read: rewording could hide a changed value there."""
-    message = "Mia sorella ha comprato tre biciclette."
-    assert check_candidate(entry("Caroline ha comprato tre biciclette.", message), message, CAROLINE) is not None
-    assert check_candidate(entry("Mia sorella ha comprato tre biciclette.", message), message, CAROLINE) is None
+    """Estonian has no stop-word list here: its number words, months and negations are not read, so rewording
+    could hide a changed value there."""
+    message = "Ostsin eile oma tütrele kolm uut jalgratast."
+    rewrite = entry("Caroline ostis eile oma tütrele kolm uut jalgratast.", message)
+    assert check_candidate(rewrite, message, CAROLINE) is not None
+    assert check_candidate(entry(message, message), message, CAROLINE) is None
 
 
 def test_with_rewrites_off_only_the_customers_words_are_admitted():
@@ -194,6 +224,20 @@ def test_a_space_that_turns_rewrites_off_stores_only_what_repeats_the_customer(c
     refused = client_a.post(turns, {"message": message + " Really.", "session_id": "s1"}, format="json")
     assert refused.status_code == 201, refused.content
     assert refused.json()["created"] == [] and refused.json()["rejected"], refused.json()
+
+
+def test_a_models_rewrite_in_a_wider_language_is_stored_and_its_near_miss_is_not(client_a, space_a, openai_engines):
+    """Through the API: an Italian customer, a model writing about them in the third person."""
+    message = "Ho comprato tre biciclette per i miei figli."
+    turns = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
+    base = {"kind": "fact", "topic": "", "importance": 0.6, "keywords": [], "quote": message, "event_days_ago": None}
+    faithful = {**base, "content": "Customer one ha comprato tre biciclette per i suoi figli."}
+    changed = {**base, "content": "Customer one ha comprato quattro biciclette per i suoi figli."}
+    openai_engines.replies = [{"entries": [faithful, changed]}]
+    reply = client_a.post(turns, {"message": message, "session_id": "s1"}, format="json")
+    assert reply.status_code == 201, reply.content
+    assert [m["content"] for m in reply.json()["created"]] == [faithful["content"]]
+    assert [r["reason"].split(":")[0] for r in reply.json()["rejected"]] == ["adds a number the customer did not say"]
 
 
 def test_a_synthesized_answer_may_reword_the_memories_but_not_change_them():

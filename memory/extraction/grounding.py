@@ -57,6 +57,7 @@ from memory.extraction.engine import Candidate
 from memory.extraction.injected_instructions import addresses_the_agent
 from memory.extraction.offline import LABELLED_TOPICS, event_offset_days, learned_topic_holds
 from memory.text.analysis import (
+    LEMMATISED_LANGUAGES,
     LOW_MEMORY_DICTIONARIES,
     MONTH_NAMES,
     MONTHS,
@@ -65,16 +66,19 @@ from memory.text.analysis import (
     WEAK_CLAUSE_BREAK,
     WEEKDAY_NAMES,
     WEEKDAYS,
+    WIDER_STOP_WORD_LISTS,
     content_terms,
     detect_language,
     is_cjk,
     lemma,
     normalise,
     split_sentences,
+    stop_words,
     words,
 )
 from memory.text.number_words import number_word_value
 from memory.text.relative_dates import SaidDate, dates_in
+from memory.understanding.readings import read
 from memory.understanding.value_words import reworded, value_words
 
 MIN_QUOTE_CHARS = 8
@@ -87,6 +91,10 @@ MAX_MISSING_TERMS_RATIO = 0.1  # "almost entirely": one content term in ten may 
 # words, every value, name, date and negation still the customer's. Chosen on eval/data/grounding/tune.jsonl
 # (``python -m eval.grounding``), reported there on a held-out file of languages never tuned on.
 PARAPHRASE_MISSING_SHARE = 0.5
+# In a wider language (no number words, negations or report frames of our own, only libraries' and the learned
+# reading's): a fifth of the words, so a rewrite may call the customer by name and say a word or two otherwise,
+# but not add a reason or a clause (chosen on train_a.jsonl's Hungarian and heldout.jsonl: decision 0021).
+WIDER_PARAPHRASE_MISSING_SHARE = 0.2
 # Cosine distance to the closest customer sentence (multilingual-e5-small: paraphrases ~0.05,
 # unrelated sentences ~0.2+). A topic name is a word, farther from any whole sentence.
 MAX_SEMANTIC_DISTANCE = {"topic": 0.25}
@@ -277,15 +285,38 @@ def number_values(text: str, language: str | None = None) -> set[str]:
     return found
 
 
-def time_words(text: str) -> set[str]:
-    """Months and weekdays (as lemmas of any supported language)."""
+def time_words(text: str, language: str | None = None) -> set[str]:
+    """Months and weekdays (as lemmas of any supported language; in a wider language, by the English name of
+    the month or day its own name or an inflection of it stands for: "donderdag", "csütörtökön" → thursday)."""
     found = set()
+    wider = _wider_time_names(language) if language in WIDER_STOP_WORD_LISTS else {}
     for word in words(text):
+        found |= {english for name, english in wider.items() if word.startswith(name) or _similar(word, name)}
         if word[:2] not in _TIME_WORD_STARTS:
             continue  # (inflection keeps the first letters of every month and weekday name)
         forms = {word} | {lemma(word, language) for language in SUPPORTED_LANGUAGES}
         found |= {f for f in forms if f in MONTHS or f in WEEKDAYS}
     return found
+
+
+_MONTH_KEYS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+               "november", "december")  # fmt: skip
+_WEEKDAY_KEYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+@functools.lru_cache(maxsize=32)
+def _wider_time_names(language: str) -> dict[str, str]:
+    """A wider language's names of months and weekdays (dateparser's locale data: abbreviations left out, they
+    are words of their own: "mar", "do"), each to the English name."""
+    from dateparser.languages.loader import default_loader
+
+    info = default_loader.get_locale(language).info
+    return {
+        name.lower(): key
+        for key in (*_MONTH_KEYS, *_WEEKDAY_KEYS)
+        for name in info.get(key, [])
+        if len(name) >= 4 and name.isalpha() and not name.endswith(".")
+    }
 
 
 def emails(text: str) -> set[str]:
@@ -337,12 +368,14 @@ def proper_names(text: str) -> set[str]:
 def negations(text: str, language: str) -> list[str]:
     """The negation markers of a text: negation words of every language we know (and a few common others,
     wherever they stand: "non" in an English sentence still turns it), "n't", 「ない/ません」, 不/没, and
-    the Czech "ne-" prefix when the text is Czech."""
+    the Czech "ne-" prefix when the text is Czech. In a wider language only the few others: the six's words
+    are other words there (Portuguese "no" is "in the", Swedish "sin" is "his", Italian "ne" is "of it")."""
     found = [m.group(0) for m in _JA_NEGATION.finditer(text)]
     if is_cjk(text) and not _KANA.search(text):  # Chinese 不/没 (in Japanese 不 starts 不動産 "real estate")
         found += _CJK_NEGATION_CHARS.findall(text)
+    known = OTHER_NEGATION_WORDS if language in WIDER_STOP_WORD_LISTS else _ANY_NEGATION_WORD
     for word in words(text):
-        if word in _ANY_NEGATION_WORD or word.endswith(("n't", "n’t")) or word.startswith(("n'", "n’")):
+        if word in known or word.endswith(("n't", "n’t")) or word.startswith(("n'", "n’")):
             found.append(word)
         elif language == "cs" and len(word) >= 5 and word.startswith("ne") and not word.startswith(_CS_NOT_NEGATED):
             found.append(word)
@@ -413,8 +446,10 @@ class Span:
     _clause_spans: list[Span] | None = dataclasses.field(default=None, repr=False)
 
     @classmethod
-    def of(cls, text: str, *, whole: bool = True) -> Span:
-        language = detect_language(text)
+    def of(cls, text: str, *, whole: bool = True, language: str | None = None) -> Span:
+        """``language``: one of the wider languages the text was read as (``wider_language``); by default
+        the one ``detect_language`` names."""
+        language = language or detect_language(text)
         terms = set(content_terms(text, language))
         if not is_cjk(text) and len(text) <= MIXED_LANGUAGE_CHARS:
             for other in ("en", "cs", "de", "es", "fr", "ru"):
@@ -426,7 +461,7 @@ class Span:
             terms=terms,
             surface=set(words(text)),
             numbers=number_values(text, language),
-            times=time_words(text),
+            times=time_words(text, language),
             emails=emails(text),
             clauses=(split_clauses(text, language) or [text]) if whole else [text],
             sentences=[normalise(s).rstrip(".!?。！？ ") for s in split_sentences(text)] if whole else [],
@@ -435,13 +470,25 @@ class Span:
 
     @functools.cached_property
     def read_language(self) -> bool:
-        return reads_language(self.text)
+        return self.wider or reads_language(self.text)
+
+    @property
+    def wider(self) -> bool:
+        """Read in one of the wider languages (no lists of ours: its negations are the learned reading's)."""
+        return self.language in WIDER_LANGUAGES
+
+    def of_same_language(self, text: str, *, whole: bool = False) -> Span:
+        return Span.of(text, whole=whole, language=self.language if self.wider else None)
 
     def clause_spans(self) -> list[Span]:
         """Each clause analysed on its own (once: a summary's sentences all ask about the same text)."""
         if self._clause_spans is None:
-            self._clause_spans = [Span.of(c, whole=False) if len(self.clauses) > 1 else self for c in self.clauses]
+            self._clause_spans = [self.of_same_language(c) if len(self.clauses) > 1 else self for c in self.clauses]
         return self._clause_spans
+
+    @functools.cached_property
+    def clauses_negated(self) -> list[bool]:
+        return negated_clauses(self.clauses, self.language)
 
     def covers(self, term: str, cjk: bool) -> bool:
         if cjk:
@@ -479,10 +526,11 @@ def support_problem(
     every value, name, date and negation must still be the source's."""
     span = source if isinstance(source, Span) else Span.of(source)
     claim = unicodedata.normalize("NFKC", claim)
+    language = span.language if span.wider else detect_language(claim)
     checked, resolved_times, resolved_phrases = claim, set(), []
-    if number_values(claim) - span.numbers or time_words(claim) - span.times:
+    if number_values(claim, language) - span.numbers or time_words(claim, language) - span.times:
         # (only then: reading the span's relative times costs more than the rest of the check)
-        checked, resolved_times, resolved_phrases = _resolved_date(claim, detect_language(claim), span, speaker.sent_at)
+        checked, resolved_times, resolved_phrases = _resolved_date(claim, language, span, speaker.sent_at)
     checked = _without_subject(checked, speaker)  # what the claim says, its dates as the customer's aside
     added = sorted(emails(claim) - span.emails)
     if added:
@@ -490,24 +538,23 @@ def support_problem(
     added = sorted(i for i in identifiers(claim) if i not in span.surface)
     if added:
         return f"adds an id the customer did not say: {', '.join(added)}"
-    added = sorted(number_values(checked) - span.numbers)
+    added = sorted(number_values(checked, language) - span.numbers)
     if added:
         return f"adds a number the customer did not say: {', '.join(added)}"
-    added = sorted(time_words(claim) - span.times - resolved_times)
+    added = sorted(time_words(claim, language) - span.times - resolved_times)
     if added:
         return f"adds a date the customer did not say: {', '.join(added)}"
     names = {_bare(n) for n in proper_names(claim) if not speaker.is_subject(n)}
-    names = {n for n in names if not time_words(n) & resolved_times}
+    names = {n for n in names if not time_words(n, language) & resolved_times}
     added = sorted(n for n in names if not span.covers(n, cjk=False) and not speaker.said_elsewhere(n))
     if added:
         return f"adds a name the customer did not say: {', '.join(added)}"
     elsewhere = {n for n in names if not span.covers(n, cjk=False)}  # said in another message: not a word to find here
     names -= elsewhere
-    language = detect_language(claim)
     terms, cjk = _claim_terms(checked, language)
     elsewhere |= {n for n in speaker.names_said if not span.covers(n, cjk=False)}
     terms = [t for t in terms if not speaker.is_subject(t) and not any(_similar(t, n) for n in elsewhere)]
-    terms = [t for t in terms if not time_words(t) & resolved_times]
+    terms = [t for t in terms if not time_words(t, language) & resolved_times]
     if not terms:
         return "says nothing that can be checked"
     missing = [t for t in terms if not span.covers(t, cjk)]
@@ -518,6 +565,8 @@ def support_problem(
         return None
     if _reported_speech(claim, terms, cjk, span):
         return "repeats what someone else told the customer (reported speech), not the customer's own statement"
+    if span.wider and _denies_what_was_affirmed(claim, span):
+        return "its polarity differs from the words it cites (the claim denies what the customer affirmed)"
     added = negations(claim, language)
     if added and not negations(span.text, span.language):
         return f"its polarity differs from the words it cites (a negation added: {', '.join(added)})"
@@ -558,7 +607,7 @@ def _reworded_problem(
 
     ``resolved_phrases``: the span's time expressions the claim gives as a date ("this Saturday" as "on
     6 September"): said by the claim, not left out."""
-    own = Span.of(" ".join([claim, *resolved_phrases]), whole=False)
+    own = span.of_same_language(" ".join([claim, *resolved_phrases]))
     clause_terms = [_claim_terms(c.text, span.language)[0] for c in span.clause_spans()]
     candidates = [t for ts in clause_terms for t in ts] + [t for t in terms if own.covers(t, False)]
     values = value_words(list(dict.fromkeys(missing + candidates)))
@@ -578,13 +627,19 @@ def _reworded_problem(
         brought = [t for t in own_values if not clause.covers(t, False)]
         if dropped and brought and any(t in values for t in kept):
             return f"mixes words the customer said in different clauses: {dropped[0]} → {brought[0]}"
-        if span.language not in STOP_WORD_LISTS or not (len(kept) >= 2 or len(kept) * 2 >= len(terms_of_clause)):
+        if span.language not in LEMMATISED_LANGUAGES or not (len(kept) >= 2 or len(kept) * 2 >= len(terms_of_clause)):
             continue  # not a clause the entry rewrites
         opening = terms_of_clause[:1]
         before = clause_terms[index - 1] if index else []
         if 0 < len(before) <= 3 and not any(own.covers(t, False) for t in before) and _reports(clause.text):
             opening += before[:1]
-        left_out += [t for t in opening if t in values and t not in kept and not any(_similar(t, n) for n in names)]
+        # In a wider language the value classifier is less sure of a word ("man" is Dutch for husband): whoever
+        # or whatever opens a clause the entry rewrites stays in it.
+        left_out += [
+            t
+            for t in opening
+            if (t in values or span.wider) and t not in kept and not any(_similar(t, n) for n in names)
+        ]
     left_out = [t for t in left_out if t not in reworded(left_out, missing)]
     if left_out:
         return f"leaves out who or what the words it rewrites are about: {', '.join(dict.fromkeys(left_out))}"
@@ -610,7 +665,7 @@ def _resolved_date(
     ("last month" gives a month and year, never a day): a count ("waiting six days", "11 chairs on Tuesday")
     is still a number the claim brings, whatever date it matches."""
     written = _date_numbers(claim, language)
-    if sent_at is None or not (written or time_words(claim) - span.times):
+    if sent_at is None or not (written or time_words(claim, language) - span.times):
         return claim, set(), []
     said = dates_in(span.text, span.language, sent_at, guess_language=not span.read_language)
     offset = event_offset_days(span.text, span.language)
@@ -638,7 +693,7 @@ def _resolved_date(
                 parts["numeric"] |= {f"{m}{d}", f"{m:02}{d:02}", f"{m}{d}{y}", f"{m:02}{d:02}{y}"}
             times |= set(WEEKDAY_NAMES[date.day.weekday()])
     licensed = [(start, end) for start, end, part, values in written if values <= parts[part]]
-    if not licensed and not time_words(claim) & times:
+    if not licensed and not time_words(claim, language) & times:
         return claim, set(), []
     for start, end in licensed:
         claim = claim[:start] + " " * (end - start) + claim[end:]
@@ -662,7 +717,7 @@ def _date_numbers(text: str, language: str) -> list[tuple[int, int, str, set[str
     ]
     near_month = set()
     for index, token in enumerate(tokens):
-        if not token.group(0)[0].isdigit() and time_words(token.group(0)) & MONTHS:
+        if not token.group(0)[0].isdigit() and time_words(token.group(0), language) & MONTHS:
             near_month.update(range(index - DATE_WORD_REACH, index + DATE_WORD_REACH + 1))
     found = list(compound)
     for index, match in enumerate(tokens):
@@ -722,7 +777,7 @@ def _reported_speech(claim: str, terms: list[str], cjk: bool, span: Span) -> boo
             reported.append(sentence[frame.end() :])
     if not reported:
         return False
-    quoted = Span.of(" ".join(reported), whole=False)
+    quoted = span.of_same_language(" ".join(reported))
     return sum(1 for t in terms if quoted.covers(t, cjk)) * 2 >= len(terms)
 
 
@@ -745,13 +800,13 @@ def _clause_problem(
     terms, cjk = _claim_terms(clause, language)
     known = [t for t in terms if span.covers(t, cjk)]
     numbers = number_values(clause, language)
-    times = time_words(clause) - resolved_times
+    times = time_words(clause, language) - resolved_times
     ids = identifiers(clause)
     anchors = [n for n in names if n in words(clause)]
     if not (known or numbers or times or ids or anchors):
         return None  # only the entry's own words, which the share of missing words already limits
-    negated = [bool(negations(c, span.language)) for c in span.clauses]
-    own = Span.of(clause, whole=False)
+    negated = span.clauses_negated
+    own = span.of_same_language(clause)
     clause_spans = span.clause_spans()
     polarities = set()
     for index, home in enumerate(clause_spans):
@@ -772,7 +827,7 @@ def _clause_problem(
         polarities = _spread_polarities(known, numbers, times, ids, anchors, cjk, clause_spans, own, negated, language)
     if not polarities:
         return f"mixes words the customer said in different clauses: «{clause}»"
-    if is_negated(clause, language) not in polarities:
+    if negated_clauses([clause], span.language if span.wider else language)[0] not in polarities:
         return "its polarity differs from the words it cites (a negation added or dropped)"
     return None
 
@@ -884,7 +939,7 @@ def _check(
         return None, reason
     if addresses_the_agent(candidate.content) or addresses_the_agent(span_text):
         return None, "addresses the agent's policy or other customers: not stored as an instruction"
-    span = Span.of(span_text)
+    span = Span.of(span_text, language=wider_language(span_text))
     if _is_learned_topic_row(candidate):
         if learned_topic_holds(candidate.content, candidate.quote):
             return span, None
@@ -916,8 +971,10 @@ def _rewording(span: Span, content: str, speaker: Speaker, admit_rewrites: bool)
     """Rewording only where grounding reads the language (its number words, months, negations and stop words):
     elsewhere a changed value or a left-out person could hide in words it cannot read, so the entry must
     repeat the customer's words, subject included."""
-    if admit_rewrites and span.read_language and reads_language(content):
-        return {"speaker": speaker, "missing_share": PARAPHRASE_MISSING_SHARE}
+    claim_read = wider_language(content) == span.language if span.wider else reads_language(content)
+    if admit_rewrites and span.read_language and claim_read:
+        share = WIDER_PARAPHRASE_MISSING_SHARE if span.wider else PARAPHRASE_MISSING_SHARE
+        return {"speaker": speaker, "missing_share": share}
     # A date a relative time resolves to is read in any language dateparser knows (memory.text.relative_dates).
     dates_only = Speaker(sent_at=speaker.sent_at) if admit_rewrites else NO_SPEAKER
     return {"speaker": dates_only, "missing_share": MAX_MISSING_TERMS_RATIO}
@@ -940,6 +997,59 @@ def reads_language(text: str) -> bool:
         return False
     scores = dict(simplemma.langdetect(text, lang=(language,), low_memory=LOW_MEMORY_DICTIONARIES))
     return scores.get(language, 0.0) >= READ_LANGUAGE_SHARE
+
+
+WIDER_LANGUAGES = frozenset(WIDER_STOP_WORD_LISTS)
+_CYRILLIC_WIDER = frozenset({"bg", "uk"})
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+MIN_WORDS_TO_TELL_A_LANGUAGE = 3
+
+
+def wider_language(text: str) -> str | None:
+    """The language of ``text`` among the wider ones (``memory.text.analysis.WIDER_STOP_WORD_LISTS``: a
+    stop-word list and a lemmatiser each) when it is in none of the six grounding reads with lists of its own:
+    the one whose stop words it uses most, confirmed by its lemmatiser's dictionary knowing most of its words
+    (``READ_LANGUAGE_SHARE``); None otherwise. Only the candidates' stop-word lists are searched, and only the
+    chosen language's dictionary is loaded (about 10 MiB each, once a process)."""
+    if is_cjk(text) or _OTHER_SCRIPT.search(text) or reads_language(text):
+        return None
+    tokens = words(text)
+    if len(tokens) < MIN_WORDS_TO_TELL_A_LANGUAGE:
+        return None
+    cyrillic = bool(_CYRILLIC.search(text))
+    counts = {
+        language: sum(1 for t in tokens if t in stop_words(language))
+        for language in sorted(WIDER_LANGUAGES)
+        if (language in _CYRILLIC_WIDER) == cyrillic
+    }
+    most = max(counts.values(), default=0)
+    if most == 0:
+        return None
+    shares = {
+        language: dict(simplemma.langdetect(text, lang=(language,), low_memory=LOW_MEMORY_DICTIONARIES)).get(
+            language, 0.0
+        )
+        for language, count in counts.items()
+        if count == most
+    }
+    best = max(shares, key=lambda language: (shares[language], language))
+    return best if shares[best] >= READ_LANGUAGE_SHARE else None
+
+
+def negated_clauses(texts: list[str], language: str) -> list[bool]:
+    """Whether each text negates: by the negation words we know, and in a wider language (whose negations no
+    list of ours holds: Turkish negates in the verb, "gelmedi") also by the learned reading's polarity."""
+    by_words = [bool(negations(t, language)) for t in texts]
+    if language not in WIDER_LANGUAGES or not texts:
+        return by_words
+    return [w or reading.negative for w, reading in zip(by_words, read(list(texts)), strict=True)]
+
+
+def _denies_what_was_affirmed(claim: str, span: Span) -> bool:
+    """In a wider language: the learned reading finds the claim denying where it finds no sentence of the
+    span denying (a negation added in words no list of ours holds)."""
+    readings = read([claim, *(span.sentences or [span.text])])
+    return readings[0].negative and not any(r.negative for r in readings[1:])
 
 
 def _is_learned_topic_row(candidate: Candidate) -> bool:

@@ -38,6 +38,15 @@ LOW_MEMORY_DICTIONARIES = True
 LATIN_LANGUAGES = ("en", "cs", "de", "es", "fr")
 SUPPORTED_LANGUAGES = (*LATIN_LANGUAGES, "ru", "ja")
 STOP_WORD_LISTS = {"en": "english", "cs": "czech", "de": "german", "es": "spanish", "fr": "french", "ru": "russian"}
+# Languages read only where a caller names them (``detect_language`` chooses among the six above): each has a
+# stop-word list (``stop-words``) and a lemmatiser dictionary (simplemma), in the Latin or Cyrillic script.
+# Grounding reads a customer's rewritten words in them (memory.extraction.grounding.wider_language).
+WIDER_STOP_WORD_LISTS = {
+    "bg": "bulgarian", "ca": "catalan", "da": "danish", "fi": "finnish", "hu": "hungarian", "id": "indonesian",
+    "it": "italian", "ms": "malaysian", "nb": "norwegian", "nl": "dutch", "pl": "polish", "pt": "portuguese",
+    "ro": "romanian", "sk": "slovak", "sv": "swedish", "tr": "turkish", "uk": "ukrainian",
+}  # fmt: skip
+LEMMATISED_LANGUAGES = {**STOP_WORD_LISTS, **WIDER_STOP_WORD_LISTS}
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff66-\uff9f]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -261,9 +270,9 @@ def split_sentences(text: str) -> list[str]:
     return [p.strip() for p in parts if p and p.strip()]
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=32)
 def stop_words(language: str) -> frozenset[str]:
-    name = STOP_WORD_LISTS.get(language)
+    name = LEMMATISED_LANGUAGES.get(language)
     return frozenset(get_stop_words(name)) if name else frozenset()
 
 
@@ -325,7 +334,7 @@ def _looked_up(word: str, language: str) -> str:
 def lemma(word: str, language: str) -> str:
     if len(word) > MODEL_WORD_CHARS:
         return word[:MODEL_WORD_CHARS]  # no language has such words; the lemmatiser would crawl
-    if language not in STOP_WORD_LISTS:
+    if language not in LEMMATISED_LANGUAGES:
         return word
     try:
         return LEMMAS.lemma(word, language, _looked_up)
