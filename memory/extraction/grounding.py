@@ -988,8 +988,9 @@ _OTHER_SCRIPT = re.compile(r"[^\W\d_a-zA-ZÀ-ɏ\u0400-\u04ff]")
 
 
 def reads_language(text: str) -> bool:
-    """Whether ``text`` is in a language grounding reads (en, cs, de, es, fr, ru), not merely one that
-    ``detect_language`` would name for lack of a better guess (it chooses among those alone)."""
+    """Whether ``text`` is in a language grounding reads with lists of its own (en, cs, de, es, fr, ru; the wider
+    ones are ``wider_language``'s), not merely one that ``detect_language`` would name for lack of a better
+    guess (it chooses among those alone)."""
     if is_cjk(text) or _OTHER_SCRIPT.search(text):
         return False
     language = detect_language(text)  # (remembered per space during a turn)
