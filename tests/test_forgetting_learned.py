@@ -30,6 +30,16 @@ def deletions(space) -> int:
         return DeletionAudit.objects.count()
 
 
+def assert_takes_nothing(client, space, stored: list[str], message: str) -> None:
+    """After ``stored`` in one session, ``message`` in the next deletes nothing and audits no deletion."""
+    for statement in stored:
+        say(client, space, statement, session="one")
+    before = deletions(space)
+    body = say(client, space, message, session="two")
+    assert body["forgotten"] == [], body
+    assert deletions(space) == before
+
+
 # --- Requests in languages with no phrase list ----------------------------------------------------
 
 UNSEEN_REQUESTS = [
@@ -268,12 +278,7 @@ def test_a_request_naming_the_stored_words_stem_in_another_form_is_carried_out(
 def test_a_request_for_something_not_stored_takes_no_neighbour_of_its_stem_search(
     client_a, space_a, stored, bystanders, request_text, value
 ):
-    for statement in bystanders:
-        say(client_a, space_a, statement, session="one")
-    before = deletions(space_a)
-    body = say(client_a, space_a, request_text, session="two")
-    assert body["forgotten"] == [], body
-    assert deletions(space_a) == before
+    assert_takes_nothing(client_a, space_a, bystanders, request_text)
 
 
 # (stored row about another subject, request): the row shares the request's word or its stem and lies within
@@ -289,12 +294,7 @@ OTHER_SUBJECT_SAME_WORD = [
 
 @pytest.mark.parametrize("stored, request_text", OTHER_SUBJECT_SAME_WORD)
 def test_a_shared_word_does_not_reach_a_row_about_another_subject(client_a, space_a, stored, request_text):
-    say(client_a, space_a, stored, session="one")
-    say(client_a, space_a, "We have two dogs.", session="one")
-    before = deletions(space_a)
-    body = say(client_a, space_a, request_text, session="two")
-    assert body["forgotten"] == [], body
-    assert deletions(space_a) == before
+    assert_takes_nothing(client_a, space_a, [stored, "We have two dogs."], request_text)
 
 
 # --- A request no list reads, about any attribute, by the words it shares with the row ---------------
@@ -334,12 +334,7 @@ def test_a_request_no_list_reads_takes_the_row_sharing_its_words_and_attribute(
 def test_a_request_no_list_reads_takes_nothing_it_does_not_share_words_and_attribute_with(
     client_a, space_a, stored, message
 ):
-    for statement in stored:
-        say(client_a, space_a, statement, session="one")
-    before = deletions(space_a)
-    body = say(client_a, space_a, message, session="two")
-    assert body["forgotten"] == [], body
-    assert deletions(space_a) == before
+    assert_takes_nothing(client_a, space_a, stored, message)
 
 
 # --- A request in one language, the row in another ---------------------------------------------------
@@ -382,9 +377,4 @@ TRANSLATED_LOOKALIKES = [
 
 @pytest.mark.parametrize("stored, request_text", TRANSLATED_LOOKALIKES)
 def test_a_translated_word_does_not_reach_a_row_about_another_subject(client_a, space_a, stored, request_text):
-    for statement in stored:
-        say(client_a, space_a, statement, session="one")
-    before = deletions(space_a)
-    body = say(client_a, space_a, request_text, session="two")
-    assert body["forgotten"] == [], body
-    assert deletions(space_a) == before
+    assert_takes_nothing(client_a, space_a, stored, request_text)

@@ -299,9 +299,9 @@ def time_words(text: str, language: str | None = None) -> set[str]:
     return found
 
 
-_MONTH_KEYS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-               "november", "december")  # fmt: skip
-_WEEKDAY_KEYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# dateparser's locale data names months and weekdays by their English names, which open our tables' rows.
+_MONTH_KEYS = tuple(names[0] for names in MONTH_NAMES)
+_WEEKDAY_KEYS = tuple(names[0] for names in WEEKDAY_NAMES)
 
 
 @functools.lru_cache(maxsize=32)

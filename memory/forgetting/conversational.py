@@ -173,12 +173,7 @@ def candidates_within_floor(
             found[memory.pk] = Candidate(memory, float(memory.distance))
 
     for vector in vectors:
-        rows = (
-            active.annotate(distance=CosineDistance("embedding", vector))
-            .filter(distance__lte=floor)
-            .order_by("distance")[: HARD_MAX_DELETIONS * 2]
-        )
-        for memory in rows:
+        for memory in _nearest_within(active, vector, floor, HARD_MAX_DELETIONS * 2):
             keep(memory)
     if intent.kind is not None:
         # A request may reach a little farther when the stored row shares a content word or its topic
@@ -188,33 +183,21 @@ def candidates_within_floor(
             if not tokens:
                 continue
             keys = {topic_digest(space.id, t) for t in tokens} - {""}
-            shared = (
-                active.filter(Q(keyword_digests__overlap=keyword_digests(space.id, tokens)) | Q(topic_digest__in=keys))
-                .annotate(distance=CosineDistance("embedding", vector))
-                .filter(distance__lte=floor * CORROBORATED_FLOOR_FACTOR)
-                .order_by("distance")[:HARD_MAX_DELETIONS]
+            sharing = active.filter(
+                Q(keyword_digests__overlap=keyword_digests(space.id, tokens)) | Q(topic_digest__in=keys)
             )
-            for memory in shared:
+            for memory in _nearest_within(sharing, vector, floor * CORROBORATED_FLOOR_FACTOR, HARD_MAX_DELETIONS):
                 keep(memory)
             translated = translated_tokens(target) - set(tokens)
             if translated:
                 # "Forget what you know about our accounting software" and "Бухгалтерию мы ведём в 1С.".
-                in_translation = (
-                    active.filter(keyword_digests__overlap=keyword_digests(space.id, translated))
-                    .annotate(distance=CosineDistance("embedding", vector))
-                    .filter(distance__lte=floor * TRANSLATED_FLOOR_FACTOR)
-                    .order_by("distance")[:HARD_MAX_DELETIONS]
-                )
-                for memory in in_translation:
+                in_translation = active.filter(keyword_digests__overlap=keyword_digests(space.id, translated))
+                reach = floor * TRANSLATED_FLOOR_FACTOR
+                for memory in _nearest_within(in_translation, vector, reach, HARD_MAX_DELETIONS):
                     if detect_language(memory.content) != intent.language:
                         keep(memory)
             # The same stem in another form ("бухгалтерскую" for "Бухгалтерию"): read in the nearest rows.
-            nearest = (
-                active.annotate(distance=CosineDistance("embedding", vector))
-                .filter(distance__lte=floor * CORROBORATED_FLOOR_FACTOR)
-                .order_by("distance")[:HARD_MAX_DELETIONS]
-            )
-            for memory in nearest:
+            for memory in _nearest_within(active, vector, floor * CORROBORATED_FLOOR_FACTOR, HARD_MAX_DELETIONS):
                 if targets.shares_stem(memory.content, tokens, intent.language):
                     keep(memory)
     if intent.learned_attribute:
@@ -242,20 +225,22 @@ def candidates_within_floor(
     return reader.annotate(sorted(found.values(), key=lambda c: c.distance))
 
 
+def _nearest_within(rows, vector, reach: float, limit: int):
+    """``rows`` no farther than ``reach`` from ``vector``, nearest first, at most ``limit`` (each annotated with
+    its ``distance``)."""
+    return (
+        rows.annotate(distance=CosineDistance("embedding", vector)).filter(distance__lte=reach).order_by("distance")
+    )[:limit]
+
+
 def _worded_candidates(*, space, intent: ForgetIntent, vector, floor: float) -> list[Candidate]:
     """For a request no list read: the nearest current rows, as far as a shared word reaches, that carry a word
     of the request or its stem ("Cancella la nota su dove mandare le fatture" / "Mandate le fatture a …")."""
     if not intent.learned_attribute:
         return []
     words = search_tokens(intent.targets[0], intent.language)
-    rows = (
-        Memory.objects.filter(space=space, superseded_by__isnull=True)
-        .exclude(kind="topic")
-        .defer("embedding")
-        .annotate(distance=CosineDistance("embedding", vector))
-        .filter(distance__lte=floor * CORROBORATED_FLOOR_FACTOR)
-        .order_by("distance")[: HARD_MAX_DELETIONS * 2]
-    )
+    current = Memory.objects.filter(space=space, superseded_by__isnull=True).exclude(kind="topic").defer("embedding")
+    rows = _nearest_within(current, vector, floor * CORROBORATED_FLOOR_FACTOR, HARD_MAX_DELETIONS * 2)
     return [
         Candidate(m, float(m.distance), shares_words=True)
         for m in rows
