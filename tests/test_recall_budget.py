@@ -37,7 +37,7 @@ def test_each_line_says_when_the_customer_said_it(client_a, space_a):
 
 def test_the_room_is_filled_best_first_and_the_detail_follows_its_statement(client_a, space_a):
     told(client_a, space_a)
-    response = recall(client_a, space_a, "Tell me about the counseling workshop", max_chars=400)
+    response = recall(client_a, space_a, "Did I go to a counseling workshop?", max_chars=400)
     assert response.status_code == 200, response.content
     body = response.json()
     statements = [m["content"] for m in body["memories"] if m["kind"] != "topic"]
@@ -45,6 +45,17 @@ def test_the_room_is_filled_best_first_and_the_detail_follows_its_statement(clie
     lines = body["prompt"].splitlines()[1:]
     assert sum(len(line) + 1 for line in lines) <= 400
     assert body["left_out"] == 0
+
+
+def test_past_the_rows_the_gate_is_sure_of_the_room_is_filled_nearest_first(client_a, space_a):
+    told(client_a, space_a)
+    body = recall(client_a, space_a, "Tell me about the counseling workshop", max_chars=1000).json()
+    statements = [m for m in body["memories"] if m["kind"] != "topic"]
+    unsure = [m for m in statements if m["score"]["relevance"] < 0.7]
+    assert len(unsure) >= 3
+    distances = [m["score"]["distance"] for m in unsure]
+    assert distances == sorted(distances)
+    assert {m["content"] for m in statements} >= {WORKSHOP, DETAIL}
 
 
 def test_what_does_not_fit_is_counted_not_hidden(client_a, space_a):
