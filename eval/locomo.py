@@ -5,7 +5,7 @@ into the repository) and skips with a message where it is absent. One space per 
 that speaker's turns are the customer's messages, each ingested as its own transcript with the other
 speaker's turn before it as context (never mined), ``message_id`` = the turn's ``dia_id``, sent at the
 session's date. Each message is its own turn so that the per-turn entry bound (#26) does not decide
-what is kept.
+what is kept. The space's display name is the speaker's first name, as a deployment names its customer.
 
 Reported: the share of the questions' evidence turns with at least one current row drawn from them
 (provenance ``source.message_id``), rows per speaker, and the share of current rows whose source turn the
@@ -57,7 +57,8 @@ def ingest_speaker(tenant, sample: dict, speaker: str):
 
     external_id = f"{sample['sample_id']}-{speaker.lower()}"
     with scope.tenant_scope(tenant):
-        space = spaces.create_space(tenant=tenant, external_id=external_id)
+        # The name the agent knows its customer by, as a deployment sets it: the questions call them by it.
+        space = spaces.create_space(tenant=tenant, external_id=external_id, display_name=speaker)
     for number, started, turns in sessions(sample["conversation"]):
         for position, turn in enumerate(turns):
             if turn["speaker"] != speaker:

@@ -25,6 +25,12 @@ import re
 import numpy as np
 
 BUDGETS = (500, 1000)
+# This section at the revision before the 2026-12-02 changes (recall's own order under a budget; spaces without a
+# display name, so a question naming the speaker read as about someone else).
+BEFORE = (
+    "revision a7cd0b1: words 41.3 % / 50.8 % (0.81×) at 500 and 48.2 % / 56.5 % (0.85×) at 1,000 characters, "
+    "evidence 39.5 % / 45.0 % and 47.2 % / 51.5 %, nothing returned for 24 of 233 questions"
+)
 RECALL_ROWS = 40
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 STOP_WORDS = frozenset("a an the and or of to in on at for with by is was her his their".split())
@@ -184,7 +190,8 @@ def report_lines(results: list[dict], header: str) -> list[str]:
         header,
         "",
         "The same spaces as above; each answerable question (categories 1–4) recalled in the space of the speaker "
-        "it names (both when it names neither), with the room of the budget (`max_chars`). Against dense "
+        "it names (both when it names neither; the space's display name is the speaker's, as a deployment names "
+        "its customer), with the room of the budget (`max_chars`). Against dense "
         "retrieval with the same bundled model over that speaker's raw turns, each with its session date, at the "
         "same character budget (eval/locomo_recall.py). *Words*: share of the gold answer's words contained; "
         "*evidence*: share of the evidence turns the returned text comes from. #27's bar: words ≥ 1.2× dense at "
@@ -210,6 +217,8 @@ def report_lines(results: list[dict], header: str) -> list[str]:
         f"Recall returned nothing for {empty} of {len(results)} questions; its text filled "
         f"{mean('engram_chars_500', results):.0f} of 500 and {mean('engram_chars_1000', results):.0f} of 1,000 "
         "characters on average (dense always fills the budget).",
+        "",
+        f"Before, {BEFORE}.",
         "",
     ]
     return lines

@@ -24,6 +24,7 @@ import numpy as np
 from memory.models import Memory, Message
 from memory.recall import relevance
 from memory.recall.candidates import VECTOR_CANDIDATES, MeaningBounds, candidate_rows
+from memory.recall.customer_named import about_the_customer, customer_named_in, without_names
 from memory.recall.prompt_block import build_prompt, line_for
 from memory.recall.query_analysis import QueryAnalysis, analyse_query
 from memory.recall.someone_else import SomeoneElse, someone_else_asked_about
@@ -138,6 +139,23 @@ def _read_query(space, query: str) -> Reading | None:
         return read_one(query, cache_scope=str(space.id))
     except EmbeddingUnavailable:
         return None
+
+
+def _as_asked_of_the_customer(space, query: str) -> tuple[str, Reading | None]:
+    """A question that calls the customer by the space's display name, as searched: without the name, read as
+    about the customer (memory/recall/customer_named.py) — unless it asks about someone the customer knows
+    ("Kde bydlí Janin bratr?"): when the reading is sure the question is about someone else, and the word it
+    names them by is not the customer's name, the question stays as asked. ``(query, None)`` when it does not
+    name the customer (the reading is then read as usual)."""
+    named = customer_named_in(query, space.display_name)
+    if not named:
+        return query, None
+    as_asked = _read_query(space, query)
+    someone = someone_else_asked_about(query, as_asked)
+    if someone is not None and not set(someone.words) <= set(named):
+        return query, as_asked
+    searched = without_names(query, named)
+    return searched, about_the_customer(_read_query(space, searched))
 
 
 def _route_to_attribute(query: str, reading: Reading | None, analysis: QueryAnalysis, *, worded: bool) -> str:
@@ -339,10 +357,11 @@ def recall(
     limit = limit or settings["recall_limit"]
     threshold = settings["recall_distance"]
     weights = settings["strategy_weights"]
-    analysis = analyse_query(query)
+    searched, reading = _as_asked_of_the_customer(space, query) if query_vector is None else (query, None)
+    analysis = analyse_query(searched)
     keys_before = set(analysis.topic_keys)
     worded = bool(analysis.keywords or analysis.phrases)
-    reading = _read_query(space, query)
+    reading = reading or _read_query(space, searched)
     routed = _route_to_attribute(query, reading, analysis, worded=worded)
     routed_only = routed if routed not in keys_before else ""
     if not analysis.keywords and not analysis.phrases and not routed:
@@ -353,7 +372,7 @@ def recall(
     warning = ""
     try:
         with timings.measure("embed"):
-            vectors = _query_vectors(space, query, analysis, query_vector)
+            vectors = _query_vectors(space, searched, analysis, query_vector)
     except EmbeddingUnavailable as exc:
         # Recall must not take the turn down with it: keyword and topic matches still work.
         vectors, warning = None, f"vector search skipped: {exc}"
@@ -363,7 +382,7 @@ def recall(
     if settings["hybrid"]:
         # The query's words in the other supported languages count as keywords too: a question in
         # one language about a fact stated in another shares no token with it (memory/text/cross_language.py).
-        digests = _useful_digests(space.id, analysis.keywords | translated_tokens(query))
+        digests = _useful_digests(space.id, analysis.keywords | translated_tokens(searched))
         topic_digests = {topic_digest(space.id, key) for key in analysis.topic_keys if key}
         topic_digests.discard("")
     with timings.measure("db"):

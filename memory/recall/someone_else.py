@@ -43,6 +43,7 @@ class SomeoneElse:
 
     word: str
     tokens: frozenset[str]
+    words: tuple[str, ...] = ()  # as written in the question
 
     def is_the_customer(self, space) -> bool:
         """Whether the customer's own name rows carry the word: "What car does Mr. Novak drive?" after "I'm
@@ -87,4 +88,4 @@ def someone_else_asked_about(question: str, reading: Reading | None) -> SomeoneE
     first, *rest = sorted(range(len(words)), key=lambda i: -scores[i])
     chosen = [words[first], *(words[i] for i in rest[:1] if scores[i] > 0)]
     tokens = set().union(*(search_tokens(w, language) | search_tokens(w) | translated_tokens(w) for w in chosen))
-    return SomeoneElse(word=" / ".join(chosen), tokens=frozenset(tokens))
+    return SomeoneElse(word=" / ".join(chosen), tokens=frozenset(tokens), words=tuple(chosen))
