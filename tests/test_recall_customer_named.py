@@ -108,3 +108,8 @@ def test_what_the_customer_never_said_is_still_nothing_when_asked_by_name(
 def test_a_relative_asked_about_in_english_does_not_get_the_customers_residence(client_a, tenant_a):
     space = named_space(client_a, tenant_a, "gina-sister", "Gina Rossi", "I live in Leeds.")
     assert contents(recall(client_a, space, "Where does Gina's sister live?")) == []
+
+
+def test_a_query_that_is_only_the_name_still_finds_the_name_row(client_a, tenant_a):
+    space = named_space(client_a, tenant_a, "only-name", "Gina Rossi", "My name is Gina Rossi.", "I live in Leeds.")
+    assert "My name is Gina Rossi." in contents(recall(client_a, space, "Gina Rossi"))

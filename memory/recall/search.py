@@ -18,6 +18,7 @@ playground can show exactly why.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 
@@ -155,6 +156,8 @@ def _as_asked_of_the_customer(space, query: str) -> tuple[str, Reading | None]:
     if someone is not None and not set(someone.words) <= set(named):
         return query, as_asked
     searched = without_names(query, named)
+    if not re.search(r"\w", searched):
+        return query, as_asked  # the query is the name itself ("Gina Rossi"): what was said under it is asked for
     return searched, about_the_customer(_read_query(space, searched))
 
 
