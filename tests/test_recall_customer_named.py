@@ -38,6 +38,10 @@ def named_space(client, tenant, external_id, display_name, *told):
         ("Kde pracuje Jana?", "Jana Nováková", ["Jana"]),
         ("Как зовут кошку Галины?", "Галина Петрова", ["Галины"]),
         ("Where does Gino live?", "Gina", []),  # another name, however close
+        ("Where does Paula work?", "Paul Smith", []),  # the wife, not the customer
+        ("Kde bydlí Marta?", "Marek Novák", []),
+        ("Wo arbeitet Ginas Mann?", "Gina Rossi", ["Ginas"]),
+        ("Who is Gina?", "gina.rossi@example.com", []),  # an e-mail address names nobody
         ("Did the bill arrive?", "Bill Jones", []),  # a word, not the name: no capital
         ("Where does Gina live?", "", []),  # no display name: nobody is named
         ("Where does J. live?", "J. R.", []),  # initials are not a name to recognise
@@ -110,6 +114,24 @@ def test_a_relative_asked_about_in_english_does_not_get_the_customers_residence(
     assert contents(recall(client_a, space, "Where does Gina's sister live?")) == []
 
 
-def test_a_query_that_is_only_the_name_still_finds_the_name_row(client_a, tenant_a):
+@pytest.mark.parametrize(
+    "question", ["Gina Rossi", "Who is Gina?", "Tell me about Gina.", "What do you know about Gina?"]
+)
+def test_a_question_with_nothing_but_the_name_to_search_for_is_asked_as_written(client_a, tenant_a, question):
     space = named_space(client_a, tenant_a, "only-name", "Gina Rossi", "My name is Gina Rossi.", "I live in Leeds.")
-    assert "My name is Gina Rossi." in contents(recall(client_a, space, "Gina Rossi"))
+    assert "My name is Gina Rossi." in contents(recall(client_a, space, question))
+
+
+@pytest.mark.parametrize(
+    ("display_name", "told", "question", "answer"),
+    [
+        ("Paul Smith", ["I work as a nurse.", "My wife Paula works at a bakery."], "Where does Paula work?", 1),
+        ("Florence Smith", ["I went to Florence in May 2022.", "I work as a nurse."], "When did I go to Florence?", 0),
+        ("Anna Sommer", ["Im Sommer war ich in Spanien.", "Ich arbeite als Köchin."], "Wo war ich im Sommer?", 0),
+    ],
+)
+def test_a_word_that_names_someone_or_something_else_is_not_taken_for_the_customer(
+    client_a, tenant_a, display_name, told, question, answer
+):
+    space = named_space(client_a, tenant_a, "something-else", display_name, *told)
+    assert contents(recall(client_a, space, question))[:1] == [told[answer]]

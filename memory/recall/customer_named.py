@@ -19,38 +19,40 @@ from memory.text.analysis import detect_language
 from memory.understanding.readings import SUBJECTS, Reading
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_EMAIL = re.compile(r"\S+@\S+")
 # Shorter words of a display name are initials or particles ("J.", "de"), not a name to recognise.
 SHORTEST_NAME = 3
-_POSSESSIVE = re.compile(r"['’]s?$")
+_POSSESSIVE = re.compile(r"(?:'s?|s')$")
 # Languages whose nouns are declined, names too ("Galina" → "Galiny", "Jana" → "Janě"): there a name may
-# change its ending.
+# change its last letter and take an ending.
 DECLINED_NAMES = frozenset({"be", "bg", "cs", "et", "fi", "hr", "hu", "lt", "lv", "pl", "ru", "sk", "sl", "sr", "uk"})
+MOST_ENDING = 2
 
 
 def name_words(display_name: str) -> frozenset[str]:
-    """The words of a display name a question may call the customer by.
+    """The words of a display name a question may call the customer by (an e-mail address is not a name).
 
     >>> sorted(name_words("Gina Rossi"))
     ['gina', 'rossi']
     >>> sorted(name_words("J. de Vries"))
     ['vries']
+    >>> sorted(name_words("gina.rossi@example.com"))
+    []
     """
-    return frozenset(w.lower() for w in _WORD.findall(display_name or "") if len(w) >= SHORTEST_NAME)
+    text = _EMAIL.sub(" ", display_name or "")
+    return frozenset(w.lower().replace("’", "'") for w in _WORD.findall(text) if len(w) >= SHORTEST_NAME)
 
 
-def _same_name(word: str, name: str, inflects: bool) -> bool:
-    """``word`` is ``name``, possibly with an ending added ("Ginas") or, where names are declined, changed
-    ("Galiny" for "Galina"); in English "Gino" is not "Gina"."""
-    if word == name or (word.startswith(name) and len(word) - len(name) <= 2):
+def _same_name(word: str, name: str, declined: bool) -> bool:
+    """``word`` is ``name``: as written, with a possessive or genitive "s" ("Gina's", "Ginas"), or, where
+    names are declined, with its last letter changed and a short ending ("Galiny" for "Galina", "Janě" for
+    "Jana"). "Paula" is not "Paul", nor "Marta" "Marek"."""
+    if word == name or word == name + "s":
         return True
-    if not inflects:
+    if not declined:
         return False
-    shared = 0
-    for a, b in zip(word, name, strict=False):
-        if a != b:
-            break
-        shared += 1
-    return shared >= max(SHORTEST_NAME, len(name) - 2) and len(word) - shared <= 3
+    stem = name[:-1] if len(name) > SHORTEST_NAME else name
+    return word.startswith(stem) and len(word) - len(stem) <= MOST_ENDING
 
 
 def customer_named_in(question: str, display_name: str) -> list[str]:
@@ -62,7 +64,7 @@ def customer_named_in(question: str, display_name: str) -> list[str]:
     ["Caroline's"]
     >>> customer_named_in("Где живёт Галины сестра?", "Галина Петрова")
     ['Галины']
-    >>> customer_named_in("Where does Gino live?", "Gina")
+    >>> customer_named_in("Where does Paula work?", "Paul")
     []
     >>> customer_named_in("Where does Gina live?", "")
     []
@@ -72,11 +74,11 @@ def customer_named_in(question: str, display_name: str) -> list[str]:
         return []
     # A name is written with a capital in the scripts that have one: "bill" in a question is not Bill.
     capitalised = [w for w in _WORD.findall(question) if not w[:1].islower()]
-    bare = {w: _POSSESSIVE.sub("", w).lower() for w in capitalised}
+    bare = {w: _POSSESSIVE.sub("", w.lower().replace("’", "'")) for w in capitalised}
     if not any(b[:SHORTEST_NAME] == n[:SHORTEST_NAME] for b in bare.values() for n in names):
         return []  # the usual case, decided without reading the question's language
-    inflects = detect_language(question) in DECLINED_NAMES
-    return [w for w in capitalised if any(_same_name(bare[w], name, inflects) for name in names)]
+    declined = detect_language(question) in DECLINED_NAMES
+    return [w for w in capitalised if any(_same_name(bare[w], name, declined) for name in names)]
 
 
 def without_names(question: str, named: list[str]) -> str:

@@ -18,7 +18,6 @@ playground can show exactly why.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import numpy as np
 
@@ -31,7 +30,7 @@ from memory.recall.query_analysis import QueryAnalysis, analyse_query
 from memory.recall.someone_else import SomeoneElse, someone_else_asked_about
 from memory.recall.timings import Timings
 from memory.telemetry import traced
-from memory.text.analysis import language_if_sure, languages_remembered_in_space
+from memory.text.analysis import detect_language, language_if_sure, languages_remembered_in_space, search_tokens
 from memory.text.cross_language import LANGUAGES as TRANSLATED_LANGUAGES
 from memory.text.cross_language import translated_tokens
 from memory.text.digests import keyword_digests, topic_digest
@@ -144,21 +143,37 @@ def _read_query(space, query: str) -> Reading | None:
 
 def _as_asked_of_the_customer(space, query: str) -> tuple[str, Reading | None]:
     """A question that calls the customer by the space's display name, as searched: without the name, read as
-    about the customer (memory/recall/customer_named.py) — unless it asks about someone the customer knows
-    ("Kde bydlí Janin bratr?"): when the reading is sure the question is about someone else, and the word it
-    names them by is not the customer's name, the question stays as asked. ``(query, None)`` when it does not
-    name the customer (the reading is then read as usual)."""
+    about the customer (memory/recall/customer_named.py). As asked — ``(query, None)``, or with its reading —
+    when the name is also a word the customer used for something else ("When did I go to Florence?" from
+    Florence Smith, who went there), when nothing would be left to search for ("Who is Gina?"), or when it
+    asks about someone the customer knows ("Kde bydlí Janin bratr?": the reading is sure the question is
+    about someone else, by a word that is not the customer's name)."""
     named = customer_named_in(query, space.display_name)
-    if not named:
+    if not named or _said_otherwise(space, named):
         return query, None
+    searched = without_names(query, named)
     as_asked = _read_query(space, query)
+    if not search_tokens(searched, detect_language(searched)):
+        return query, as_asked
     someone = someone_else_asked_about(query, as_asked)
     if someone is not None and not set(someone.words) <= set(named):
         return query, as_asked
-    searched = without_names(query, named)
-    if not re.search(r"\w", searched):
-        return query, as_asked  # the query is the name itself ("Gina Rossi"): what was said under it is asked for
     return searched, about_the_customer(_read_query(space, searched))
+
+
+def _said_otherwise(space, named: list[str]) -> bool:
+    """Whether a current row other than the customer's name carries one of the words (by the blind keyword
+    index: the place "Florence", the season "Sommer")."""
+    tokens = set().union(*(search_tokens(word) for word in named))
+    digests = keyword_digests(space.id, tokens) if tokens else []
+    if not digests:
+        return False
+    return (
+        Memory.objects.filter(space=space, superseded_by__isnull=True, keyword_digests__overlap=digests)
+        .exclude(topic_digest=topic_digest(space.id, "name"))
+        .exclude(kind="topic")
+        .exists()
+    )
 
 
 def _route_to_attribute(query: str, reading: Reading | None, analysis: QueryAnalysis, *, worded: bool) -> str:
