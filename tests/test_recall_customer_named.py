@@ -135,3 +135,18 @@ def test_a_word_that_names_someone_or_something_else_is_not_taken_for_the_custom
 ):
     space = named_space(client_a, tenant_a, "something-else", display_name, *told)
     assert contents(recall(client_a, space, question))[:1] == [told[answer]]
+
+
+def test_an_operator_sees_in_the_playground_that_the_question_was_read_as_about_the_customer(
+    client, client_a, tenant_a
+):
+    from tests.test_console_investigation import login
+
+    space = named_space(client_a, tenant_a, "playground", "Gina Rossi", "I just launched an ad campaign for my store.")
+    login(client, tenant_a, "operator")
+    asked = {"space": space.external_id, "message": "When did Gina launch an ad campaign?"}
+    page = client.get(reverse("console:playground"), asked).content.decode()
+    assert "asked about the customer by name: searched as “When did launch an ad campaign?”" in page
+    assert "I just launched an ad campaign for my store." in page
+    unnamed = client.get(reverse("console:playground"), {**asked, "message": "When did I launch an ad campaign?"})
+    assert "searched-as" not in unnamed.content.decode()

@@ -110,6 +110,8 @@ class RecallResult:
     # Milliseconds per phase: "embed" (the query's vectors), "db" (the candidate statements).
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
     left_out: int = 0  # rows that passed but did not fit in ``max_chars``
+    # The query as searched when it called the customer by name (memory/recall/customer_named.py), else "".
+    searched_as: str = ""
 
 
 def _query_vectors(space, query: str, analysis: QueryAnalysis, query_vector=None) -> np.ndarray:
@@ -482,6 +484,7 @@ def recall(
         warning=warning,
         timings=timings.milliseconds,
         left_out=left_out,
+        searched_as=searched if searched != query else "",
     )
 
 
