@@ -71,11 +71,8 @@ def test_an_unrelated_question_in_a_language_without_dictionaries_recalls_nothin
     assert recall(client_a, space_a, question)["memories"] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="#27 open: in a language without a stop-word list a function word counts as a keyword ('Mi', 'bir'), "
-    "and the gate's probability (0.13) is above the floor (0.05)",
-)
+# The dictionaries hold neither language; their stop-word lists tell the function words ("Mi", "bir"), which
+# then count as no keyword (memory.text.analysis.unheld_function_words).
 @pytest.mark.parametrize(
     ("language", "question"), [("it", "Mi racconti una storia?"), ("tr", "Bana bir hikaye anlatır mısın?")]
 )

@@ -13,7 +13,15 @@ import logging
 from django.conf import settings
 
 from memory.llm.errors import ModelUnavailable
-from memory.text.analysis import content_terms, detect_language, is_cjk, normalise, search_tokens, words
+from memory.text.analysis import (
+    content_terms,
+    detect_language,
+    is_cjk,
+    normalise,
+    search_tokens,
+    unheld_function_words,
+    words,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -38,9 +46,13 @@ class QueryAnalysis:
 
 
 def offline_analysis(query: str) -> QueryAnalysis:
+    """The query's own words as keywords and topic keys, without the function words of a language the
+    dictionaries do not hold (``unheld_function_words``: Turkish "bir", Italian "mi")."""
     language = detect_language(query)
-    keywords = search_tokens(query, language)
+    function_words = unheld_function_words(query)
+    keywords = search_tokens(query, language) - function_words
     topic_keys = {normalise(t) for t in content_terms(query, language)} | {w for w in words(query) if len(w) > 2}
+    topic_keys -= function_words
     if is_cjk(query):
         compact = "".join(query.split())
         topic_keys |= {compact[i : i + n] for n in (2, 3, 4) for i in range(len(compact) - n + 1)}

@@ -47,6 +47,7 @@ WIDER_STOP_WORD_LISTS = {
     "ro": "romanian", "sk": "slovak", "sv": "swedish", "tr": "turkish", "uk": "ukrainian",
 }  # fmt: skip
 LEMMATISED_LANGUAGES = {**STOP_WORD_LISTS, **WIDER_STOP_WORD_LISTS}
+_LATIN_WIDER = tuple(sorted(set(WIDER_STOP_WORD_LISTS) - {"bg", "uk"}))
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff66-\uff9f]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -274,6 +275,28 @@ def split_sentences(text: str) -> list[str]:
 def stop_words(language: str) -> frozenset[str]:
     name = LEMMATISED_LANGUAGES.get(language)
     return frozenset(get_stop_words(name)) if name else frozenset()
+
+
+def unheld_function_words(text: str) -> frozenset[str]:
+    """The words of a Latin-script text in none of the languages the dictionaries hold surely
+    (``language_if_sure`` None) that are stop words of the wider language(s) whose lists cover most of its
+    words: "bir", "var" and "mı" in a Turkish question, "mi" in an Italian one. Read by no dictionary, such
+    a text's function words would otherwise count as keywords and make any row that shares one "match".
+    Empty for a text a dictionary holds, or in another script.
+
+    >>> sorted(unheld_function_words("Bana bir hikaye anlatır mısın?"))
+    ['bana', 'bir']
+    >>> sorted(unheld_function_words("Where does the customer live?"))
+    []
+    """
+    if is_cjk(text) or _CYRILLIC.search(text) or language_if_sure(text) is not None:
+        return frozenset()
+    tokens = set(words(text))
+    counts = {language: len(tokens & stop_words(language)) for language in _LATIN_WIDER}
+    most = max(counts.values(), default=0)
+    if not most:
+        return frozenset()
+    return frozenset(t for t in tokens if any(t in stop_words(lang) for lang, n in counts.items() if n == most))
 
 
 def words(text: str) -> list[str]:
