@@ -75,32 +75,21 @@ def test_in_another_language_and_case_the_answering_row_comes_first(client_a, te
     assert contents(recall(client_a, space, "Где работает Галина?"))[:1] == ["Я работаю бухгалтером в школе."]
 
 
-@pytest.mark.parametrize(
-    ("display_name", "told", "question"),
-    [
-        ("Jana Nováková", ["Pracuji jako zdravotní sestra v nemocnici.", "Bydlím v Brně."], "Kde bydlí Janin bratr?"),
-        ("Lukas Becker", ["Ich arbeite als Elektriker in München."], "Wo wohnt Lukas' Bruder?"),
-    ],
-)
-def test_a_question_about_someone_the_customer_knows_does_not_get_the_customers_own_rows(
-    client_a, tenant_a, display_name, told, question
-):
-    space = named_space(client_a, tenant_a, "knows-someone", display_name, *told)
-    assert contents(recall(client_a, space, question)) == []
+# Asked by name, each of these is answered by none of the customer's rows: nothing comes back.
+ANSWERED_BY_NO_ROW = [
+    # about someone the customer knows, not the customer
+    ("Jana Nováková", ["Pracuji jako zdravotní sestra v nemocnici.", "Bydlím v Brně."], "Kde bydlí Janin bratr?"),
+    ("Lukas Becker", ["Ich arbeite als Elektriker in München."], "Wo wohnt Lukas' Bruder?"),
+    # about the customer, but something they never said
+    ("Gina Rossi", ["I love dancing contemporary.", "I live in Leeds."], "What is Gina's favourite football team?"),
+    ("Галина Петрова", ["Я живу в Казани.", "У меня есть кошка Мурка."], "Какой футбольный клуб любит Галина?"),
+    ("Jana Nováková", ["Bydlím v Brně."], "Jaké auto má Jana?"),
+]
 
 
-@pytest.mark.parametrize(
-    ("display_name", "told", "question"),
-    [
-        ("Gina Rossi", ["I love dancing contemporary.", "I live in Leeds."], "What is Gina's favourite football team?"),
-        ("Галина Петрова", ["Я живу в Казани.", "У меня есть кошка Мурка."], "Какой футбольный клуб любит Галина?"),
-        ("Jana Nováková", ["Bydlím v Brně."], "Jaké auto má Jana?"),
-    ],
-)
-def test_what_the_customer_never_said_is_still_nothing_when_asked_by_name(
-    client_a, tenant_a, display_name, told, question
-):
-    space = named_space(client_a, tenant_a, "never-said", display_name, *told)
+@pytest.mark.parametrize(("display_name", "told", "question"), ANSWERED_BY_NO_ROW)
+def test_a_question_by_name_that_no_row_answers_gets_nothing(client_a, tenant_a, display_name, told, question):
+    space = named_space(client_a, tenant_a, "answered-by-none", display_name, *told)
     assert contents(recall(client_a, space, question)) == []
 
 

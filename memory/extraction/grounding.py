@@ -57,6 +57,7 @@ from memory.extraction.engine import Candidate
 from memory.extraction.injected_instructions import addresses_the_agent
 from memory.extraction.offline import LABELLED_TOPICS, event_offset_days, learned_topic_holds
 from memory.text.analysis import (
+    CYRILLIC_WIDER,
     LEMMATISED_LANGUAGES,
     LOW_MEMORY_DICTIONARIES,
     MONTH_NAMES,
@@ -71,9 +72,9 @@ from memory.text.analysis import (
     detect_language,
     is_cjk,
     lemma,
+    most_stop_words,
     normalise,
     split_sentences,
-    stop_words,
     words,
 )
 from memory.text.number_words import number_word_value
@@ -1001,7 +1002,6 @@ def reads_language(text: str) -> bool:
 
 
 WIDER_LANGUAGES = frozenset(WIDER_STOP_WORD_LISTS)
-_CYRILLIC_WIDER = frozenset({"bg", "uk"})
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 MIN_WORDS_TO_TELL_A_LANGUAGE = 3
 
@@ -1018,20 +1018,16 @@ def wider_language(text: str) -> str | None:
     if len(tokens) < MIN_WORDS_TO_TELL_A_LANGUAGE:
         return None
     cyrillic = bool(_CYRILLIC.search(text))
-    counts = {
-        language: sum(1 for t in tokens if t in stop_words(language))
-        for language in sorted(WIDER_LANGUAGES)
-        if (language in _CYRILLIC_WIDER) == cyrillic
-    }
-    most = max(counts.values(), default=0)
-    if most == 0:
+    candidates = most_stop_words(
+        tokens, [language for language in sorted(WIDER_LANGUAGES) if (language in CYRILLIC_WIDER) == cyrillic]
+    )
+    if not candidates:
         return None
     shares = {
         language: dict(simplemma.langdetect(text, lang=(language,), low_memory=LOW_MEMORY_DICTIONARIES)).get(
             language, 0.0
         )
-        for language, count in counts.items()
-        if count == most
+        for language in candidates
     }
     best = max(shares, key=lambda language: (shares[language], language))
     return best if shares[best] >= READ_LANGUAGE_SHARE else None

@@ -538,7 +538,7 @@ def _within_budget(hits: list[dict], nearest: dict, scored: dict, max_chars: int
     for memory in nearest.values():
         if memory.pk not in shown:
             unsure.setdefault(memory.pk, scored[memory.pk].as_hit())
-    rest = sorted(unsure.values(), key=lambda hit: _distance_or_last(hit))
+    rest = sorted(unsure.values(), key=_distance_or_last)
     fitted, used = [], 0
     for hit in [*first, *rest]:
         cost = 0 if hit["kind"] == "topic" else len(line_for(hit)) + 1

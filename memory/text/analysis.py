@@ -47,7 +47,7 @@ WIDER_STOP_WORD_LISTS = {
     "ro": "romanian", "sk": "slovak", "sv": "swedish", "tr": "turkish", "uk": "ukrainian",
 }  # fmt: skip
 LEMMATISED_LANGUAGES = {**STOP_WORD_LISTS, **WIDER_STOP_WORD_LISTS}
-_LATIN_WIDER = tuple(sorted(set(WIDER_STOP_WORD_LISTS) - {"bg", "uk"}))
+CYRILLIC_WIDER = frozenset({"bg", "uk"})
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff66-\uff9f]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
@@ -277,6 +277,14 @@ def stop_words(language: str) -> frozenset[str]:
     return frozenset(get_stop_words(name)) if name else frozenset()
 
 
+def most_stop_words(tokens: list[str], languages) -> tuple[str, ...]:
+    """The languages among ``languages`` whose stop words ``tokens`` use most (ties all kept, in the given
+    order); none when no token is a stop word of any."""
+    counts = {language: sum(1 for t in tokens if t in stop_words(language)) for language in languages}
+    most = max(counts.values(), default=0)
+    return tuple(language for language, n in counts.items() if n == most) if most else ()
+
+
 def unheld_function_words(text: str) -> frozenset[str]:
     """The words of a Latin-script text in none of the languages the dictionaries hold surely
     (``language_if_sure`` None) that are stop words of the wider language(s) whose lists cover most of its
@@ -291,12 +299,9 @@ def unheld_function_words(text: str) -> frozenset[str]:
     """
     if is_cjk(text) or _CYRILLIC.search(text) or language_if_sure(text) is not None:
         return frozenset()
-    tokens = set(words(text))
-    counts = {language: len(tokens & stop_words(language)) for language in _LATIN_WIDER}
-    most = max(counts.values(), default=0)
-    if not most:
-        return frozenset()
-    return frozenset(t for t in tokens if any(t in stop_words(lang) for lang, n in counts.items() if n == most))
+    tokens = sorted(set(words(text)))
+    languages = most_stop_words(tokens, sorted(set(WIDER_STOP_WORD_LISTS) - CYRILLIC_WIDER))
+    return frozenset(t for t in tokens if any(t in stop_words(language) for language in languages))
 
 
 def words(text: str) -> list[str]:
