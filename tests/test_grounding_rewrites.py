@@ -173,6 +173,46 @@ WIDER_FABRICATED = [
 ]  # fmt: skip
 
 
+# A negation bears on the words it turns, not on the whole clause around it (LoCoMo's "not just a hobby",
+# "can't wait", "you won't believe it" refused a strong model's faithful rewrites). A spaced hyphen parts
+# clauses as a dash does.
+NEGATION_ELSEWHERE_FAITHFUL = [
+    (
+        "Pottery is a huge part of my life, not just a hobby - it helps me express my emotions.",
+        "Pottery is a significant part of Caroline's life and helps her express her emotions.",
+    ),
+    ("Next month I'm having an art show with my paintings - can't wait!", "Caroline is having an art show next month."),
+    ("You won't believe it - I got mentored by a business coach yesterday!", "Caroline got mentored by a business coach."),
+    ("Je ne suis pas une grande cuisinière, mais je fais mon pain moi-même.", "Caroline fait son pain elle-même."),
+    ("Я не люблю шум, поэтому переехала в деревню.", "Caroline переехала в деревню."),
+    ("Ich habe meinen Hund nicht mitgebracht.", "Caroline hat einen Hund."),
+    # the entry rewords what the negation turns and keeps the negation
+    ("Я с компьютером не очень дружу.", "Caroline не очень хорошо разбирается в компьютерах."),
+]
+
+NEGATION_CARRIED_FABRICATED = [
+    ("I don't eat meat.", "Caroline eats meat."),
+    ("My sister doesn't like dogs.", "Caroline's sister likes dogs."),
+    ("I don't think my sister likes dogs.", "Caroline's sister likes dogs."),
+    ("Hunde mag ich nicht.", "Caroline mag Hunde."),  # the negation last: it turns the whole clause
+    ("Na sociálních sítích nejsem.", "Caroline je na sociálních sítích."),
+    ("Je ne mange pas de viande.", "La cliente mange de la viande."),
+    ("Я не ем мясо.", "Caroline ест мясо."),
+    ("No tengo coche.", "Caroline tiene coche."),
+]
+
+
+@pytest.mark.parametrize("message, content", NEGATION_ELSEWHERE_FAITHFUL)
+def test_a_negation_that_turns_other_words_does_not_refuse_a_rewrite(message, content):
+    assert check_candidate(entry(content, message), message, CAROLINE) is None
+
+
+@pytest.mark.parametrize("message, content", NEGATION_CARRIED_FABRICATED)
+def test_a_rewrite_that_drops_the_negation_of_its_own_words_is_refused(message, content):
+    verdict = check_candidate(entry(content, message), message, CAROLINE)
+    assert verdict is not None and "polarity" in verdict, verdict
+
+
 @pytest.mark.parametrize("message, content", FAITHFUL + WIDER_FAITHFUL)
 def test_a_faithful_rewrite_in_a_language_grounding_reads_is_admitted(message, content):
     assert check_candidate(entry(content, message), message, CAROLINE) is None

@@ -491,6 +491,23 @@ class Span:
     def clauses_negated(self) -> list[bool]:
         return negated_clauses(self.clauses, self.language)
 
+    @functools.cached_property
+    def negation_scopes(self) -> list[set[str] | None]:
+        """For each negated clause, the words its negation turns (``negation_scope``); None for the whole clause."""
+        return [
+            negation_scope(clause, self.language) if negated and not self.wider else None
+            for clause, negated in zip(self.clauses, self.clauses_negated, strict=True)
+        ]
+
+    def negates_for(self, index: int, entry: Span, cjk: bool) -> bool:
+        """Whether clause ``index``'s negation bears on what ``entry`` takes from it: it is negated and the
+        entry carries a word its negation turns ("Pottery is a huge part of my life, not just a hobby" →
+        "Pottery is a huge part of her life" takes nothing "not" turns; "I don't eat meat" → "eats meat" does)."""
+        if not self.clauses_negated[index]:
+            return False
+        scope = self.negation_scopes[index]
+        return scope is None or cjk or any(entry.covers(t, cjk) for t in scope)
+
     def covers(self, term: str, cjk: bool) -> bool:
         if cjk:
             return term in self.text
@@ -797,7 +814,8 @@ def _clause_problem(
     covers the clause's words; it may borrow words from the clauses around it ("we deliver on Mondays, but
     not on Sundays" → "we do not deliver on Sundays") only when the entry keeps all of the home's own
     words, so a value cannot be moved to words another value stood beside ("4 vans and 12 drivers" →
-    "12 vans"). The clause's polarity must be that of the home with what it borrows."""
+    "12 vans"). The clause's polarity must be that of the home with what it borrows: an affirming clause
+    may take words a negation does not turn ("not just a hobby" leaves "a huge part of my life")."""
     terms, cjk = _claim_terms(clause, language)
     known = [t for t in terms if span.covers(t, cjk)]
     numbers = number_values(clause, language)
@@ -806,7 +824,6 @@ def _clause_problem(
     anchors = [n for n in names if n in words(clause)]
     if not (known or numbers or times or ids or anchors):
         return None  # only the entry's own words, which the share of missing words already limits
-    negated = span.clauses_negated
     own = span.of_same_language(clause)
     clause_spans = span.clause_spans()
     polarities = set()
@@ -823,25 +840,38 @@ def _clause_problem(
                 for i in range(window[0], window[1] + 1)
                 if i == index or any(clause_spans[i].covers(t, cjk) for t in known)
             ]
-            polarities.add(any(negated[i] for i in said))
+            polarities.add(_polarity(said, span, own, cjk))
     if not polarities and paraphrase:
-        polarities = _spread_polarities(known, numbers, times, ids, anchors, cjk, clause_spans, own, negated, language)
+        polarities = _spread_polarities(known, numbers, times, ids, anchors, cjk, clause_spans, own, span, language)
     if not polarities:
         return f"mixes words the customer said in different clauses: «{clause}»"
-    if negated_clauses([clause], span.language if span.wider else language)[0] not in polarities:
+    if negated_clauses([clause], span.language if span.wider else language)[0]:
+        agrees = any(negated for negated, _bearing in polarities)
+    else:
+        agrees = any(not bearing for _negated, bearing in polarities)
+    if not agrees:
         return "its polarity differs from the words it cites (a negation added or dropped)"
     return None
+
+
+def _polarity(drawn: list[int], span: Span, own: Span, cjk: bool) -> tuple[bool, bool]:
+    """Whether any clause the entry draws on is negated, and whether any such negation bears on what the entry
+    takes from it: a negated entry needs the first ("I don't get on with computers" → "she is not good with
+    computers" rewords what "not" turns), an affirming one must not have the second."""
+    return any(span.clauses_negated[i] for i in drawn), any(span.negates_for(i, own, cjk) for i in drawn)
 
 
 MAX_WINDOW_CLAUSES = 8
 
 
-def _spread_polarities(known, numbers, times, ids, anchors, cjk, clauses, own, negated, language) -> set[bool]:
+def _spread_polarities(
+    known, numbers, times, ids, anchors, cjk, clauses, own, span, language
+) -> set[tuple[bool, bool]]:
     """A rewrite may join neighbouring clauses that each carry a value ("I ran my first marathon in October.
     It took me 4 hours 20 minutes." → "ran it in October in 4 hours 20 minutes"): the smallest run of
     clauses holding all the values, names and words, where every clause that gives a value keeps most of
-    its words in the entry (so "4 vans and 12 drivers" still cannot become "12 vans"). The polarities of
-    the clauses it draws on."""
+    its words in the entry (so "4 vans and 12 drivers" still cannot become "12 vans"). The polarity of
+    the clauses it draws on (``_polarity``)."""
     for size in range(2, MAX_WINDOW_CLAUSES + 1):
         for start in range(0, len(clauses) - size + 1):
             run = clauses[start : start + size]
@@ -858,7 +888,7 @@ def _spread_polarities(known, numbers, times, ids, anchors, cjk, clauses, own, n
             ]
             if all(_kept(c, own, cjk, language, whole=False) for c in givers):
                 drawn = [start + i for i, c in enumerate(run) if c in givers or any(c.covers(t, cjk) for t in known)]
-                return {any(negated[i] for i in drawn)}
+                return {_polarity(drawn, span, own, cjk)}
     return set()
 
 
@@ -1040,6 +1070,20 @@ def negated_clauses(texts: list[str], language: str) -> list[bool]:
     if language not in WIDER_LANGUAGES or not texts:
         return by_words
     return [w or reading.negative for w, reading in zip(by_words, read(list(texts)), strict=True)]
+
+
+def negation_scope(clause: str, language: str) -> set[str] | None:
+    """The content words a clause's negation turns: those after its first negation word ("not just a hobby":
+    hobby; "can't wait": wait; Czech "nemám rád kočky": rád, kočka), or every word of the clause when none
+    follows it (German "Das mag ich nicht", Czech "Na sociálních sítích nejsem", French "Mon copain non").
+    None where the negation is no word we can place (Japanese 「ない」, Chinese 不)."""
+    markers = set(negations(clause, language))
+    tokens = words(clause)
+    first = next((i for i, w in enumerate(tokens) if w in markers), None)
+    if first is None:
+        return None
+    scope = set(content_terms(" ".join(tokens[first + 1 :]), language))
+    return scope or set(content_terms(clause, language))
 
 
 def _denies_what_was_affirmed(claim: str, span: Span) -> bool:

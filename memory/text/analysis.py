@@ -55,8 +55,8 @@ _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
 # Inside a sentence, what parts a clause weakly: a comma or colon that is not a number's own ("4,000", "10:30"), a
-# bracket, a quote mark or a dash.
-WEAK_CLAUSE_BREAK = r",(?!\d)|:(?!\d)|[、，：()（）\"“”«»„「」『』—–]"
+# bracket, a quote mark or a dash (also a hyphen typed as one, spaced: "not just a hobby - it helps me").
+WEAK_CLAUSE_BREAK = r",(?!\d)|:(?!\d)|\s-\s|[、，：()（）\"“”«»„「」『』—–]"
 _SENTENCE_END_CJK = re.compile(r"(?<=[。！？!?])")
 _JA_PARTICLES = set("はがをにでとものへやかねよ")
 
