@@ -118,6 +118,17 @@ FAITHFUL = [
     ),  # two sentences joined
     ("Я купила у вас пылесос в декабре, он отличный.", "Caroline купила пылесос в декабре."),
     ("Mám dvě děti, obě chodí do školy.", "Zákazník má dvě děti."),
+    # a clause it only shares a word with ("dance") is not one it rewrites
+    (
+        "Besides the dance classes and workshops, I'm offering one-on-one mentoring and training to help dancers "
+        "reach their full potential.",
+        "Caroline is offering one-on-one mentoring and training to help dancers reach their full potential.",
+    ),
+    (
+        "Yesterday I took the kids to the museum - it was so cool spending time with them and seeing their eyes "
+        "light up!",
+        "Caroline loves spending time with her kids and seeing their eyes light up.",
+    ),
 ]
 
 FABRICATED = [
@@ -151,6 +162,16 @@ FABRICATED = [
     ),
     ("We sell bread to cafes and milk to shops.", "Caroline sells milk to cafes.", "mixes words"),
     ("I have 4 vans and 12 drivers.", "Caroline has 12 vans.", "mixes words"),
+    (
+        "I'm the one who does all the cooking at home, my boyfriend can barely boil an egg lol",
+        "Caroline's boyfriend does all the cooking at home.",
+        "mixes words",
+    ),
+    (
+        "En casa la que arregla todo soy yo, mi marido no sabe ni cambiar una bombilla.",
+        "En casa de Caroline es su marido quien lo arregla todo.",
+        "mixes words",
+    ),
 ]
 
 
@@ -182,7 +203,10 @@ NEGATION_ELSEWHERE_FAITHFUL = [
         "Pottery is a significant part of Caroline's life and helps her express her emotions.",
     ),
     ("Next month I'm having an art show with my paintings - can't wait!", "Caroline is having an art show next month."),
-    ("You won't believe it - I got mentored by a business coach yesterday!", "Caroline got mentored by a business coach."),
+    (
+        "You won't believe it - I got mentored by a business coach yesterday!",
+        "Caroline got mentored by a business coach.",
+    ),
     ("Je ne suis pas une grande cuisinière, mais je fais mon pain moi-même.", "Caroline fait son pain elle-même."),
     ("Я не люблю шум, поэтому переехала в деревню.", "Caroline переехала в деревню."),
     ("Ich habe meinen Hund nicht mitgebracht.", "Caroline hat einen Hund."),

@@ -643,7 +643,7 @@ def _reworded_problem(
             t for t in terms_of_clause if t in values and t not in kept and not any(_similar(t, n) for n in names)
         ]
         brought = [t for t in own_values if not clause.covers(t, False)]
-        if dropped and brought and any(t in values for t in kept):
+        if dropped and brought and _swaps_into(clause_terms, index, kept, values):
             return f"mixes words the customer said in different clauses: {dropped[0]} → {brought[0]}"
         if span.language not in LEMMATISED_LANGUAGES or not (len(kept) >= 2 or len(kept) * 2 >= len(terms_of_clause)):
             continue  # not a clause the entry rewrites
@@ -662,6 +662,21 @@ def _reworded_problem(
     if left_out:
         return f"leaves out who or what the words it rewrites are about: {', '.join(dict.fromkeys(left_out))}"
     return None
+
+
+def _swaps_into(clause_terms: list[list[str]], index: int, kept: list[str], values: set[str]) -> bool:
+    """Whether the entry rewrites clause ``index`` (so a value brought from another clause takes the place of
+    one it drops): it keeps a value of it and more than half of its words ("We sell bread to cafes and milk to
+    shops" → "sells milk to cafes"), or keeps who or what it is about, a value no other clause says ("I do
+    the cooking, my boyfriend can barely boil an egg" → "Her boyfriend does the cooking"). A clause the entry
+    only shares a word with is not one it rewrites ("Yesterday I took the kids to the museum" beside "seeing
+    their eyes light up")."""
+    terms = clause_terms[index]
+    if any(t in values for t in kept) and len(kept) * 2 > len(terms):
+        return True
+    opening = terms[:1]
+    elsewhere = {t for i, ts in enumerate(clause_terms) if i != index for t in ts}
+    return any(t in values and t in kept and not any(_similar(t, o) for o in elsewhere) for t in opening)
 
 
 # Words that open a clause someone's thinking or saying frames ("…, что я готова", "…, že mám …").
