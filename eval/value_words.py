@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.harness import setup_django
+from eval.linear_heads import fit_by_language_folds, save
 
 DATA = Path(__file__).resolve().parent / "data" / "grounding"
 C_GRID = (1.0, 3.0, 10.0, 30.0)
@@ -34,29 +35,13 @@ def _embedded(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def train() -> None:
-    from sklearn.linear_model import LogisticRegression
-
     from memory.understanding import value_words
 
     rows = load("words_train.jsonl")
     x, y = _embedded(rows)
-    languages = np.asarray([r["lang"] for r in rows])
-    fold_accuracy = {}
-    for c in C_GRID:
-        scores = []
-        for language in sorted(set(languages)):
-            held = languages == language
-            model = LogisticRegression(C=c, max_iter=5000).fit(x[~held], y[~held])
-            scores.append(float((model.predict(x[held]) == y[held]).mean()))
-        fold_accuracy[c] = float(np.mean(scores))
-        print(f"C={c}: accuracy on held-out language folds {fold_accuracy[c]:.3f}")
-    chosen = max(C_GRID, key=lambda c: fold_accuracy[c])
-    model = LogisticRegression(C=chosen, max_iter=5000).fit(x, y)
-    np.savez_compressed(
-        value_words.WEIGHTS, weights=model.coef_[0].astype(np.float32), bias=np.float32(model.intercept_[0])
-    )
-    value_words._weights.cache_clear()
-    print(f"chose C={chosen}; wrote {value_words.WEIGHTS.name} from {len(rows)} words")
+    model = fit_by_language_folds(x, y, np.asarray([r["lang"] for r in rows]), C_GRID)
+    save(model, value_words.WEIGHTS)
+    print(f"wrote {value_words.WEIGHTS.name} from {len(rows)} words")
 
 
 def score() -> dict[str, tuple[int, int]]:

@@ -14,12 +14,12 @@ its regularisation chosen on folds that each hold out one language; the weights 
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from memory.text.analysis import remembered_space_key
+from memory.understanding.linear_head import head_probabilities
 
 WEIGHTS = Path(__file__).with_name("value_words.npz")
 THRESHOLD = 0.5
@@ -27,12 +27,6 @@ THRESHOLD = 0.5
 # "child" 0.97, "uni" and "university" 0.95, "дочка" and "дочь" 0.96, while a swapped value of the same kind
 # stays below ("husband" and "wife" 0.91, "tea" and "coffee" 0.89, "cat" and "dog" 0.90).
 SYNONYM_SIMILARITY = 0.94
-
-
-@lru_cache(maxsize=1)
-def _weights() -> tuple[np.ndarray, float]:
-    with np.load(WEIGHTS) as arrays:
-        return arrays["weights"].astype(np.float32), float(arrays["bias"])
 
 
 def _vectors(terms: list[str]) -> np.ndarray:
@@ -45,8 +39,7 @@ def value_probabilities(terms: list[str]) -> np.ndarray:
     """The probability that each term names a value (one embedding batch for them all)."""
     if not terms:
         return np.zeros(0, dtype=np.float32)
-    weights, bias = _weights()
-    return 1.0 / (1.0 + np.exp(-(_vectors(terms) @ weights + bias)))
+    return head_probabilities(WEIGHTS, _vectors(terms))
 
 
 def value_words(terms: list[str]) -> set[str]:
