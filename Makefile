@@ -90,6 +90,7 @@ eval: db-start
 	$(PY) -m eval.run_eval
 	$(PY) -m eval.understanding score
 	$(PY) -m eval.grounding
+	$(PY) -m eval.reported_speech
 	$(PY) -m eval.recall_unrelated
 	$(PY) -m eval.recall_people
 	$(PY) -m eval.locomo

@@ -56,6 +56,7 @@ from memory.extraction.asked import drawn_from_questions, only_asks
 from memory.extraction.engine import Candidate
 from memory.extraction.injected_instructions import addresses_the_agent
 from memory.extraction.offline import LABELLED_TOPICS, event_offset_days, learned_topic_holds
+from memory.extraction.reported import passes_off_a_report
 from memory.text.analysis import (
     CYRILLIC_WIDER,
     LEMMATISED_LANGUAGES,
@@ -1001,6 +1002,8 @@ def _check(
             problem = "states as a fact what the customer only asked (its words are a question)"
         elif drawn_from_questions(span_text, candidate.content):
             problem = "states as a fact what the customer only asked (its words come from a question it cites)"
+        elif passes_off_a_report(span_text, candidate.content):
+            problem = "states as the customer's own what the words it cites give as someone else's view"
     return span, problem
 
 
