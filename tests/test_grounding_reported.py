@@ -91,3 +91,27 @@ def test_a_models_passed_off_report_is_not_stored_and_the_turn_says_why(client_a
     assert reply.status_code == 201, reply.content
     assert [m["content"] for m in reply.json()["created"]] == [faithful["content"]]
     assert [r["reason"] for r in reply.json()["rejected"]] == [PASSED_OFF]
+
+
+# Found by the attack on decision 0026 and not mended: the reading sees one sentence, and it reads a
+# customer's strong conviction as someone else's view.
+KNOWN_MISSES = [
+    pytest.param(
+        "I saw my GP on Monday. She thinks I'm pre-diabetic.", "Caroline is pre-diabetic.", PASSED_OFF,
+        marks=pytest.mark.xfail(strict=True, reason="#26 open: the sayer is a pronoun, named in the sentence "
+                                "before; 'She thinks I'm pre-diabetic' reads 0.38"),
+        id="frame-in-the-sentence-before",
+    ),
+    pytest.param(
+        "I'm absolutely convinced my landlord is overcharging me for heating.",
+        "Caroline's landlord is overcharging her for heating.", None,
+        marks=pytest.mark.xfail(strict=True, reason="#26 open: the customer's own conviction reads as reported "
+                                "(0.84) and the entry, without 'convinced', as her own"),
+        id="own-conviction",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("message, content, verdict", KNOWN_MISSES)
+def test_known_misses_of_the_reading(message, content, verdict):
+    assert check_candidate(entry(content, message), message, CAROLINE) == verdict
