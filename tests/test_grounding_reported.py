@@ -9,10 +9,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from memory.extraction.engine import Candidate
 from memory.extraction.grounding import check_candidate
 from memory.understanding.reported_speech import reported_probabilities
-from tests.test_grounding_rewrites import CAROLINE
+from tests.test_grounding_rewrites import CAROLINE, entry
 
 PASSED_OFF = "states as the customer's own what the words it cites give as someone else's view"
 
@@ -52,10 +51,6 @@ KEEPS_WHOSE_VIEW_IT_IS = [
     ("Мой муж недавно начал бегать по утрам.", "Муж Caroline недавно начал бегать по утрам."),
     ("Mám vysoký tlak, takže hlídám sůl.", "Caroline má vysoký tlak, a tak hlídá sůl."),
 ]  # fmt: skip
-
-
-def entry(content: str, quote: str) -> Candidate:
-    return Candidate(kind="fact", content=content, topic="", importance=0.5, keywords=[], quote=quote)
 
 
 @pytest.mark.parametrize("message, content", REPORTS_PASSED_OFF)
