@@ -10,7 +10,7 @@ import time
 
 import httpx2
 import pytest
-from engram_client import AsyncEngram, AuthenticationFailed, Engram, InvalidRequest, NotFound, RateLimited
+from engram_client import AsyncEngram, AuthenticationFailed, Conflict, Engram, InvalidRequest, NotFound, RateLimited
 
 from tests.conftest import make_space
 
@@ -241,6 +241,15 @@ def test_the_remaining_operations_round_trip(engram_a):
     [fact] = engram_a.iter_memories("customer-1", kind="fact")
     edited = engram_a.update_memory("customer-1", fact["id"], content="We run a fleet of five vans.")
     assert edited["content"] == "We run a fleet of five vans."
+    # The history lists the current version first, then the ones it superseded.
+    [earlier] = [v for v in engram_a.memory_history("customer-1", edited["id"]) if v["superseded_by"] == edited["id"]]
+    assert (earlier["content"], earlier["superseded_reason"]) == (fact["content"], "edited")
+    restored = engram_a.restore_memory("customer-1", earlier["id"])
+    assert (restored["content"], restored["superseded_by"]) == (fact["content"], None)
+    with pytest.raises(Conflict):
+        engram_a.restore_memory("customer-1", restored["id"])
+    assert [m["content"] for m in engram_a.iter_memories("customer-1", kind="fact")] == [fact["content"]]
+    fact = restored
     assert engram_a.delete_memory("customer-1", fact["id"]) is None
     assert list(engram_a.iter_memories("customer-1", kind="fact")) == []
     assert engram_a.update_space("customer-1", display_name="First customer")["display_name"] == "First customer"

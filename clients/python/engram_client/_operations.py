@@ -111,6 +111,10 @@ class Operations(ABC, Generic[Result, Pages]):
     def get_turn(self, turn_id: str) -> Result:
         return self._send(ApiRequest("GET", f"/api/v1/turns/{segment(turn_id)}", idempotent=True))
 
+    def retry_turn(self, turn_id: str) -> Result:
+        """Queue a failed turn again with fresh attempts (admin scope); the turn, ``queued``."""
+        return self._send(ApiRequest("POST", f"/api/v1/turns/{segment(turn_id)}/retry"))
+
     # Memories
     def iter_memories(
         self,
@@ -143,6 +147,11 @@ class Operations(ABC, Generic[Result, Pages]):
         return self._send(
             ApiRequest("DELETE", space_path(space, "memories", memory_id), expect="none", idempotent=True)
         )
+
+    def restore_memory(self, space: str, memory_id: str) -> Result:
+        """Make an earlier, superseded version current again (admin scope); the restored memory. Not resent
+        after a dropped connection: a second restore of the same version is a 409 ``conflict``."""
+        return self._send(ApiRequest("POST", space_path(space, "memories", memory_id, "restore")))
 
     def recall(
         self,
