@@ -6,6 +6,7 @@ Each tool is one API call through ``gateway.engram_for`` with the caller's API k
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Annotated, Any, Literal
 
@@ -83,14 +84,22 @@ def build_server() -> MCPServer:
             bool, Field(description="Add each recalled memory's source: session, message id, turn, when said.")
         ] = False,
         max_chars: RoomForMemories = None,
+        wait: Annotated[
+            bool,
+            Field(
+                description="true: learn from the message before answering (slower), so that a recall right "
+                "after finds what it said; the answer then lists what was `created`, `merged`, `superseded` and "
+                "`rejected`."
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         """Call at the START of every customer turn, before answering. Stores the customer's message (facts are
-        learnt from it in the background) and returns `memories` recalled for it with scores, `prompt` (a block to
-        put in your system prompt), `turn_id` (for record_reply) and, when the customer asked to forget something,
-        `forgotten` and `confirmation` (a sentence to say back; `""` otherwise)."""
+        learnt from it in the background unless `wait`) and returns `memories` recalled for it with scores,
+        `prompt` (a block to put in your system prompt), `turn_id` (for record_reply) and, when the customer asked
+        to forget something, `forgotten` and `confirmation` (a sentence to say back; `""` otherwise)."""
         return call(
             ctx, "post_turn", space, message, session_id=session_id, message_id=message_id,
-            create_space=create_space, provenance=provenance or None, max_chars=max_chars,
+            create_space=create_space, provenance=provenance or None, max_chars=max_chars, wait=wait,
         )  # fmt: skip
 
     @server.tool()
@@ -186,6 +195,54 @@ def build_server() -> MCPServer:
         memory = call(ctx, "get_memory", space, memory_id)
         memory["history"] = call(ctx, "memory_history", space, memory_id)
         return memory
+
+    @server.tool()
+    def update_memory(
+        ctx: Context,
+        space: Space,
+        memory_id: Annotated[str, Field(description="A memory's id (from list_memories or recall_memories).")],
+        content: Annotated[str | None, Field(description="The corrected wording, in the customer's words.")] = None,
+        topic: Annotated[str | None, Field(description="What the memory is about, e.g. 'residence'.")] = None,
+        importance: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
+    ) -> dict[str, Any]:
+        """Correct one memory by hand when you know it is wrong (needs an admin key). The earlier wording is kept
+        in its history (restore_memory brings it back). A customer correcting themselves in a message needs no
+        call: take_turn already updates what they restate or correct."""
+        return call(ctx, "update_memory", space, memory_id, content=content, topic=topic, importance=importance)
+
+    @server.tool()
+    def delete_memory(
+        ctx: Context,
+        space: Space,
+        memory_id: Annotated[str, Field(description="A memory's id (from list_memories or recall_memories).")],
+    ) -> dict[str, Any]:
+        """Delete one memory and the earlier versions it replaced, permanently (needs an admin key; audited without
+        its content). To honour a customer's request in words ("forget my address"), use forget_memories."""
+        call(ctx, "delete_memory", space, memory_id)
+        return {"deleted": memory_id}
+
+    @server.tool()
+    def restore_memory(
+        ctx: Context,
+        space: Space,
+        memory_id: Annotated[str, Field(description="An earlier version's id, from get_memory's `history`.")],
+    ) -> dict[str, Any]:
+        """Make an earlier, replaced version of a memory current again (needs an admin key): the version that
+        replaced it becomes history. An error `conflict` means the version is already current."""
+        return call(ctx, "restore_memory", space, memory_id)
+
+    @server.tool()
+    def list_spaces(
+        ctx: Context,
+        limit: Annotated[int, Field(ge=1, le=LIST_LIMIT_MAX)] = 50,
+    ) -> dict[str, Any]:
+        """The spaces your key can use: each customer's space and the shared spaces of past cases, with their
+        `external_id` (the `space` argument of the other tools), `display_name` and `kind`."""
+        with engram_for(api_key_of(ctx)) as engram:
+            try:
+                return {"spaces": list(itertools.islice(engram.iter_spaces(page_size=limit), limit))}
+            except EngramError as error:
+                raise ToolError(f"{error.code}: {error.message}") from None
 
     @server.tool()
     def get_turn(ctx: Context, turn_id: str) -> dict[str, Any]:

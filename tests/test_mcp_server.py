@@ -26,6 +26,7 @@ from mcp_server.gateway import engram_for
 from mcp_server.http_app import http_app
 from mcp_server.tools import build_server
 from memory.dedup.lock import lock_space
+from tenants.api_keys import issue_api_key
 
 FACT = "Hi! We run a fleet of four vans. Can you check my invoice?"
 VANS = "We run a fleet of four vans."
@@ -322,3 +323,83 @@ def test_a_call_still_running_when_the_drain_time_is_up_is_answered_as_not_compl
         assert "Not completed" in not_completed["error"]["message"]
     assert until_output_ends(written, seconds=120) == []
     assert server.wait(timeout=30) == 0
+
+
+def tool_results(url: str, api_key: str, *calls: tuple[str, dict]):
+    return asyncio.run(call_tools(url, api_key, list(calls)))[1]
+
+
+def test_an_agent_waits_for_a_turn_then_corrects_restores_and_deletes_a_memory(mcp_url, key_a, space_a):
+    tools, results = asyncio.run(
+        call_tools(
+            mcp_url,
+            key_a.secret,
+            [
+                ("take_turn", {"space": "customer-1", "message": FACT, "wait": True}),
+                ("recall_memories", {"space": "customer-1", "query": "How many vans?"}),
+                ("list_spaces", {}),
+            ],
+        )
+    )
+    assert {"update_memory", "delete_memory", "restore_memory", "list_spaces"} <= set(tools)
+    assert not any(r.is_error for r in results)
+    turn, recalled, listed = (r.structured_content for r in results)
+    # Waiting, the turn's own facts are there for the very next recall.
+    [created] = [m for m in turn["created"] if m["kind"] == "fact"]
+    assert created["content"] == VANS and recalled["memories"][0]["id"] == created["id"]
+    assert [(s["external_id"], s["kind"]) for s in listed["spaces"]] == [("customer-1", "end_user")]
+    space, memory_id = "customer-1", created["id"]
+
+    edited, shown = tool_results(
+        mcp_url,
+        key_a.secret,
+        ("update_memory", {"space": space, "memory_id": memory_id, "content": "We run a fleet of five vans."}),
+        ("get_memory", {"space": space, "memory_id": memory_id}),
+    )
+    assert edited.structured_content["content"] == "We run a fleet of five vans."
+    [earlier] = [v for v in shown.structured_content["history"] if v["superseded_by"] == memory_id]
+    assert earlier["content"] == VANS
+
+    restored, already_current = tool_results(
+        mcp_url,
+        key_a.secret,
+        ("restore_memory", {"space": space, "memory_id": earlier["id"]}),
+        ("restore_memory", {"space": space, "memory_id": earlier["id"]}),
+    )
+    assert restored.structured_content["content"] == VANS and restored.structured_content["superseded_by"] is None
+    assert already_current.is_error and "conflict" in already_current.content[0].text
+
+    deleted, gone = tool_results(
+        mcp_url,
+        key_a.secret,
+        ("delete_memory", {"space": space, "memory_id": earlier["id"]}),
+        ("get_memory", {"space": space, "memory_id": earlier["id"]}),
+    )
+    assert deleted.structured_content == {"deleted": earlier["id"]}
+    assert gone.is_error and "not_found" in gone.content[0].text
+    with engram_for(key_a.secret) as engram:
+        assert list(engram.iter_memories(space, kind="fact")) == []
+
+
+def test_the_editing_tools_refuse_another_tenant_and_a_key_without_admin(mcp_url, key_a, key_b, space_a, space_b):
+    memory_id = remember_vans(key_a)
+    turns_only = issue_api_key(tenant=key_a.api_key.tenant, name="turns only", scopes=["turns"])
+    edit = {"space": "customer-1", "memory_id": memory_id, "content": "We run no vans."}
+    target = {"space": "customer-1", "memory_id": memory_id}
+    for key in (key_b, turns_only):
+        edited, restored, deleted, spaces = tool_results(
+            mcp_url,
+            key.secret,
+            ("update_memory", edit),
+            ("restore_memory", target),
+            ("delete_memory", target),
+            ("list_spaces", {}),
+        )
+        assert edited.is_error and restored.is_error and deleted.is_error, key.api_key.name
+        assert VANS not in edited.content[0].text
+        if key is key_b:  # its own customer-1, never Alice's
+            assert [s["display_name"] for s in spaces.structured_content["spaces"]] == ["Bob's customer"]
+    with engram_for(key_a.secret) as engram:
+        [fact] = engram.iter_memories("customer-1", kind="fact")
+        assert (fact["id"], fact["content"]) == (memory_id, VANS)
+        assert [v["id"] for v in engram.memory_history("customer-1", memory_id)] == [memory_id]
