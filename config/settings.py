@@ -286,9 +286,16 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Three models have a "kind": each enum is named after its model, not after a hash of its values.
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryKindEnum": "memory.models.Memory.Kind",
+        "EpisodeKindEnum": "memory.models.Episode.Kind",
+        "SpaceKindEnum": "tenants.models.Space.Kind",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "api.openapi_hooks.add_error_responses",
+        "api.operation_docs.describe_operations",
     ],
 }
 
