@@ -1,4 +1,4 @@
-# Engram: `make run` serves a demo on 127.0.0.1:8000, `make test` runs the whole suite.
+# Engram: `make run` serves a demo on 127.0.0.1:8000 (PORT=…), `make test` runs the whole suite.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -7,6 +7,9 @@ DEV_ENV := ENGRAM_DEBUG=1
 # Test processes for `make test` (pytest-xdist; each has its own test database). Two fit the CI machine's two
 # cores; more than the cores slows the suite down.
 TEST_WORKERS ?= 2
+# Where `make run` and `make serve` listen (127.0.0.1): `make run PORT=8123 MCP_PORT=8124` when these are taken.
+PORT ?= 8000
+MCP_PORT ?= 8001
 
 .PHONY: run serve test fuzz lint stop db-start db-status migrate bench bench-mem0 eval eval-long load venv
 
@@ -32,15 +35,15 @@ migrate: db-start
 	$(DEV_ENV) $(PY) manage.py migrate --no-input
 
 run: migrate
-	$(DEV_ENV) $(PY) manage.py setup_demo
-	@echo "Starting the worker and the server on http://127.0.0.1:8000 (Ctrl-C stops both)."
+	$(DEV_ENV) $(PY) manage.py setup_demo --port $(PORT) --mcp-port $(MCP_PORT) --check-ports
+	@echo "Starting the worker and the server on http://127.0.0.1:$(PORT) (Ctrl-C stops both)."
 	@$(DEV_ENV) $(PY) manage.py db_worker --queue-name '*' --no-reload & worker=$$!; \
 	$(DEV_ENV) $(PY) manage.py sweep_turns --every 30 & sweeper=$$!; \
-	$(DEV_ENV) $(PY) manage.py mcp --http --port 8001 & mcp=$$!; \
+	$(DEV_ENV) $(PY) manage.py mcp --http --port $(MCP_PORT) & mcp=$$!; \
 	trap "kill $$worker $$sweeper $$mcp 2>/dev/null" EXIT INT TERM; \
-	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:8000 --noreload
+	$(DEV_ENV) $(PY) manage.py runserver 127.0.0.1:$(PORT) --noreload
 
-# Production-style serving on 127.0.0.1:8000 (MCP over HTTP on 127.0.0.1:8001/mcp): gunicorn (config/gunicorn.py:
+# Production-style serving on 127.0.0.1:$(PORT) (MCP over HTTP on 127.0.0.1:$(MCP_PORT)/mcp): gunicorn (config/gunicorn.py:
 # 2 workers x 4 threads forked from a preloaded master) with static files through whitenoise, and the task
 # worker with the retry and retention sweep on a thread beside it. Needs ENGRAM_SECRET_KEY and a
 # master key in the environment (see docs/operations.md); DEBUG stays off.
@@ -48,9 +51,9 @@ serve: db-start
 	$(PY) manage.py migrate --no-input
 	$(PY) manage.py collectstatic --no-input -v0
 	@$(PY) manage.py run_worker --queue-name '*' --no-reload --sweep-every 30 & worker=$$!; \
-	$(PY) manage.py mcp --http --port 8001 & mcp=$$!; \
+	$(PY) manage.py mcp --http --port $(MCP_PORT) & mcp=$$!; \
 	trap "kill $$worker $$mcp 2>/dev/null" EXIT INT TERM; \
-	$(PY) -m gunicorn -c config/gunicorn.py config.wsgi:application --access-logfile -
+	$(PY) -m gunicorn -c config/gunicorn.py --bind 127.0.0.1:$(PORT) config.wsgi:application --access-logfile -
 
 # schemathesis against the OpenAPI schema, longer than the bounded pass in `make test`.
 fuzz: db-start
