@@ -8,14 +8,13 @@ read once from the project's own OpenAPI schema, so the check and the documentat
 from __future__ import annotations
 
 import re
-import threading
 
 from django.http import JsonResponse
 from django.urls import Resolver404, resolve
 
+from api.documented_schema import api_schema
 from api.errors import error_body
 
-_lock = threading.Lock()
 _documented: dict[tuple[str, str], frozenset[str]] | None = None
 EXEMPT_PREFIXES = ("/api/v1/schema", "/api/docs")
 
@@ -23,19 +22,15 @@ EXEMPT_PREFIXES = ("/api/v1/schema", "/api/docs")
 def documented_parameters() -> dict[tuple[str, str], frozenset[str]]:
     """(path template, method) → the query parameters the schema documents for it."""
     global _documented
-    with _lock:
-        if _documented is None:
-            from drf_spectacular.generators import SchemaGenerator
-
-            schema = SchemaGenerator().get_schema(request=None, public=True)
-            _documented = {
-                (path, method.upper()): frozenset(
-                    p["name"] for p in operation.get("parameters", []) if p.get("in") == "query"
-                )
-                for path, operations in schema["paths"].items()
-                for method, operation in operations.items()
-            }
-        return _documented
+    if _documented is None:
+        _documented = {
+            (path, method.upper()): frozenset(
+                p["name"] for p in operation.get("parameters", []) if p.get("in") == "query"
+            )
+            for path, operations in api_schema()["paths"].items()
+            for method, operation in operations.items()
+        }
+    return _documented
 
 
 def template_of(route: str) -> str:

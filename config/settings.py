@@ -296,6 +296,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "api.openapi_hooks.add_error_responses",
         "api.operation_docs.describe_operations",
+        "api.openapi_hooks.closed_request_bodies",
     ],
 }
 

@@ -50,3 +50,11 @@ def test_the_console_session_is_a_documented_way_to_read_the_deletion_audit(sche
     assert schemes["ConsoleSession"]["in"] == "cookie"
     audit = operations(schema)["deletions_list"][2]
     assert {"ConsoleSession": []} in audit["security"] and {"ApiKey": []} in audit["security"]
+
+
+def test_json_bodies_say_they_take_only_their_documented_fields(schema):
+    components = schema["components"]["schemas"]
+    for name in ("TurnInputRequest", "RecallInputRequest", "IngestInputRequest", "ForgetInputRequest"):
+        assert components[name]["additionalProperties"] is False, name
+    # Shared with a multipart body whose files come as parts named after their argument ("inputs.question").
+    assert "additionalProperties" not in components["EpisodeInputRequest"]

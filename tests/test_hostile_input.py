@@ -293,3 +293,32 @@ def test_a_nul_byte_in_a_console_path_is_a_400(console_admin, path):
 )
 def test_a_nul_byte_in_an_api_path_is_never_a_500(client_a, path):
     assert client_a.get(path).status_code < 500
+
+
+@pytest.mark.django_db
+def test_an_unknown_body_field_is_a_400_naming_it_and_nothing_is_stored(client_a, space_a):
+    turn = client_a.post(
+        turn_url(space_a), {"message": "We run four vans.", "metadata": {"crm_id": "42"}}, format="json"
+    )
+    assert turn.status_code == 400
+    assert turn.json()["error"]["code"] == "invalid_request"
+    assert list(turn.json()["error"]["details"]) == ["metadata"]
+    assert nothing_written(space_a)
+    recall = client_a.post(
+        reverse("recall", args=[space_a.external_id]), {"query": "vans", "filters": {"kind": "fact"}}, format="json"
+    )
+    assert recall.status_code == 400 and list(recall.json()["error"]["details"]) == ["filters"]
+    # A typo of a real field is named as it was sent, so the caller sees which one.
+    typo = client_a.post(reverse("recall", args=[space_a.external_id]), {"query": "vans", "max_char": 500},
+                         format="json")  # fmt: skip
+    assert typo.status_code == 400 and list(typo.json()["error"]["details"]) == ["max_char"]
+
+
+@pytest.mark.django_db
+def test_the_documented_body_fields_are_still_accepted(client_a, space_a):
+    body = {"message": "We run four vans.", "session_id": "s1", "message_id": "m1", "channel": "chat",
+            "create_space": False, "provenance": True, "max_chars": 500}  # fmt: skip
+    assert client_a.post(turn_url(space_a), body, format="json").status_code == 201
+    recall = {"query": "vans", "limit": 5, "kinds": ["fact"], "synthesize": False, "provenance": True,
+              "max_chars": 500}  # fmt: skip
+    assert client_a.post(reverse("recall", args=[space_a.external_id]), recall, format="json").status_code == 200
