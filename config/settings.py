@@ -110,6 +110,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.security_headers.ContentSecurityPolicyMiddleware",
+    "api.request_tracing.RequestSpanMiddleware",
     "config.request_limits.RequestBodyLimitMiddleware",
     "api.query_parameters.UnknownQueryParametersMiddleware",
     "config.scope_reset.ResetScopeMiddleware",

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.conf import settings
-from opentelemetry import trace
+from opentelemetry import propagate, trace
+from opentelemetry.context import Context
 
 TRACER_NAME = "engram"
 # gen_ai.* names from the GenAI semantic conventions; engram.* where they define none.
@@ -159,3 +160,23 @@ def chat_call(function: Callable) -> Callable:
             return function(*args, **kwargs)
 
     return wrapper
+
+
+def current_trace_context() -> dict[str, str]:
+    """The current span's W3C ``traceparent`` (and ``tracestate``) as a plain dict, to hand work to another process
+    (the turn's task); empty when nothing is being traced. Ids only, never content."""
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier
+
+
+@contextlib.contextmanager
+def linked_root_span(name: str, trace_context: dict[str, str] | None, **attributes: Any) -> Iterator[trace.Span]:
+    """A new trace for work done apart from the request that asked for it (the worker's turn), linked to that
+    request's span when ``trace_context`` carries one: the two traces stay separate (the request has answered)
+    but a trace viewer follows the link both ways."""
+    remote = trace.get_current_span(propagate.extract(trace_context or {})).get_span_context()
+    links = [trace.Link(remote)] if remote.is_valid else []
+    attributes = {k: v for k, v in attributes.items() if v is not None}
+    with tracer().start_as_current_span(name, context=Context(), links=links, attributes=attributes) as current:
+        yield current

@@ -179,3 +179,59 @@ def test_spans_go_to_the_otlp_endpoint_when_one_is_configured_and_nowhere_otherw
     [(path, content_type, body)] = OtlpCollector.received
     assert path == "/v1/traces" and content_type == "application/x-protobuf"
     assert b"search_memory engram" in body
+
+
+CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+CALLER_SPAN = "00f067aa0ba902b7"
+
+
+def test_one_request_is_one_trace_under_the_callers_traceparent(client_a, space_a, spans):
+    url = reverse("turn-create", args=[space_a.external_id]) + "?wait=true"
+    response = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json",
+                             HTTP_TRACEPARENT=f"00-{CALLER_TRACE}-{CALLER_SPAN}-01")  # fmt: skip
+    assert response.status_code == 201
+    finished = spans.get_finished_spans()
+    assert {format(s.context.trace_id, "032x") for s in finished} == {CALLER_TRACE}
+    [request] = [s for s in finished if s.name == "POST /api/v1/spaces/{external_id}/turns"]
+    assert format(request.parent.span_id, "016x") == CALLER_SPAN and request.parent.is_remote
+    assert request.attributes["http.route"] == "/api/v1/spaces/{external_id}/turns"
+    assert request.attributes["http.response.status_code"] == 201
+    # Every other span of the turn descends from the request's.
+    parents = {s.context.span_id: s.parent.span_id if s.parent else None for s in finished}
+
+    def descends(span_id):
+        while span_id is not None and span_id != request.context.span_id:
+            span_id = parents.get(span_id)
+        return span_id == request.context.span_id
+
+    assert all(descends(s.context.span_id) for s in finished)
+    # The route template, never the path: the external id is the deployment's customer identifier.
+    assert not any(space_a.external_id in str(v) for s in finished for v in [s.name, *s.attributes.values()])
+
+
+def test_without_a_traceparent_a_request_starts_its_own_single_trace(client_a, space_a, spans):
+    post_turn(client_a, space_a, "We run a fleet of four vans.")
+    assert len({s.context.trace_id for s in spans.get_finished_spans()}) == 1
+
+
+def test_the_workers_processing_is_linked_to_the_request_that_stored_the_turn(client_a, space_a, spans):
+    from django_tasks import default_task_backend
+
+    from memory.turns.pipeline import process_turn_task
+
+    url = reverse("turn-create", args=[space_a.external_id])
+    response = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json",
+                             HTTP_TRACEPARENT=f"00-{CALLER_TRACE}-{CALLER_SPAN}-01")  # fmt: skip
+    assert response.status_code == 201 and response.json()["status"] == "queued"
+    [queued] = [r for r in default_task_backend.results if r.args[2] == response.json()["turn_id"]]
+    stored = {s.context.span_id for s in spans.get_finished_spans()}
+    spans.clear()
+    assert process_turn_task.call(*queued.args, **queued.kwargs) == "done"  # what the worker runs
+    finished = spans.get_finished_spans()
+    [processing] = [s for s in finished if s.name == "engram.turn.process"]
+    assert processing.parent is None and format(processing.context.trace_id, "032x") != CALLER_TRACE
+    # Linked to the span of the request that queued it (the intake's), in the caller's trace.
+    [link] = processing.links
+    assert format(link.context.trace_id, "032x") == CALLER_TRACE and link.context.span_id in stored
+    assert processing.attributes["engram.turn.id"] == response.json()["turn_id"]
+    assert {s.context.trace_id for s in finished} == {processing.context.trace_id}

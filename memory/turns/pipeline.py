@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
 
+from memory import telemetry
 from memory.dedup.writer import WriteOutcome, write_entries
 from memory.extraction.engine import Candidate, CustomerText
 from memory.extraction.grounding import CustomerSentences, Grounded, Rejected, Speaker, ground
@@ -328,14 +329,26 @@ PROCESSING_LEASE = datetime.timedelta(minutes=10)
 
 
 def enqueue_turn(turn: Turn, *, run_after: datetime.datetime | None = None) -> None:
-    """Queue the pipeline for ``turn``, in the caller's transaction (committed with the turn)."""
+    """Queue the pipeline for ``turn``, in the caller's transaction (committed with the turn), with the caller's
+    trace context, so the worker's trace links back to the request that stored the turn."""
     task_ = process_turn_task.using(run_after=run_after) if run_after else process_turn_task
-    task_.enqueue(str(turn.tenant_id), str(turn.space_id), str(turn.id))
+    trace_context = telemetry.current_trace_context()
+    task_.enqueue(
+        str(turn.tenant_id),
+        str(turn.space_id),
+        str(turn.id),
+        **({"trace_context": trace_context} if trace_context else {}),
+    )
 
 
 @task()
-def process_turn_task(tenant_id: str, space_id: str, turn_id: str) -> str:
-    return run_turn(tenant_id=tenant_id, space_id=space_id, turn_id=turn_id)
+def process_turn_task(tenant_id: str, space_id: str, turn_id: str, trace_context: dict[str, str] | None = None) -> str:
+    with telemetry.linked_root_span(
+        "engram.turn.process",
+        trace_context,
+        **{telemetry.TENANT_ID: tenant_id, telemetry.SPACE_ID: space_id, telemetry.TURN_ID: turn_id},
+    ):
+        return run_turn(tenant_id=tenant_id, space_id=space_id, turn_id=turn_id)
 
 
 def requeue_due_turns() -> int:
