@@ -6,8 +6,10 @@ Each tool is one API call through ``gateway.engram_for`` with the caller's API k
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 import httpx2
@@ -53,18 +55,30 @@ def api_key_of(ctx: Context) -> str:
     return key
 
 
+@contextlib.contextmanager
+def api_errors() -> Iterator[None]:
+    """An API error, or an id the client cannot send, becomes a tool error the model can read."""
+    try:
+        yield
+    except EngramError as error:
+        detail = f" {error.details}" if error.details else ""
+        raise ToolError(f"{error.code}: {error.message}{detail}") from None
+    except ValueError as error:  # an id the client refuses to put in a URL
+        raise ToolError(f"invalid_request: {error}") from None
+    except httpx2.InvalidURL:  # an argument too long or too odd to be part of a URL at all
+        raise ToolError("invalid_request: an id in the arguments cannot be part of a URL") from None
+
+
 def call(ctx: Context, operation: str, *args: Any, **kwargs: Any) -> Any:
-    """Run one client operation as the caller; an API error becomes a tool error the model can read."""
-    with engram_for(api_key_of(ctx)) as engram:
-        try:
-            return getattr(engram, operation)(*args, **kwargs)
-        except EngramError as error:
-            detail = f" {error.details}" if error.details else ""
-            raise ToolError(f"{error.code}: {error.message}{detail}") from None
-        except ValueError as error:  # an id the client refuses to put in a URL
-            raise ToolError(f"invalid_request: {error}") from None
-        except httpx2.InvalidURL:  # an argument too long or too odd to be part of a URL at all
-            raise ToolError("invalid_request: an id in the arguments cannot be part of a URL") from None
+    """Run one client operation as the caller."""
+    with engram_for(api_key_of(ctx)) as engram, api_errors():
+        return getattr(engram, operation)(*args, **kwargs)
+
+
+def first_items(ctx: Context, operation: str, limit: int, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """The first ``limit`` items of one of the client's paginated ``iter_*`` operations, as the caller."""
+    with engram_for(api_key_of(ctx)) as engram, api_errors():
+        return list(itertools.islice(getattr(engram, operation)(*args, page_size=limit, **kwargs), limit))
 
 
 def build_server() -> MCPServer:
@@ -172,18 +186,7 @@ def build_server() -> MCPServer:
     ) -> dict[str, Any]:
         """List the customer's current memories, newest first (for review, not for answering: use
         recall_memories to find what is relevant)."""
-        memories = []
-        with engram_for(api_key_of(ctx)) as engram:
-            try:
-                for memory in engram.iter_memories(space, kind=kind, topic=topic, page_size=limit):
-                    memories.append(memory)
-                    if len(memories) >= limit:
-                        break
-            except EngramError as error:
-                raise ToolError(f"{error.code}: {error.message}") from None
-            except ValueError as error:
-                raise ToolError(f"invalid_request: {error}") from None
-        return {"memories": memories}
+        return {"memories": first_items(ctx, "iter_memories", limit, space, kind=kind, topic=topic)}
 
     @server.tool()
     def get_memory(
@@ -238,11 +241,7 @@ def build_server() -> MCPServer:
     ) -> dict[str, Any]:
         """The spaces your key can use: each customer's space and the shared spaces of past cases, with their
         `external_id` (the `space` argument of the other tools), `display_name` and `kind`."""
-        with engram_for(api_key_of(ctx)) as engram:
-            try:
-                return {"spaces": list(itertools.islice(engram.iter_spaces(page_size=limit), limit))}
-            except EngramError as error:
-                raise ToolError(f"{error.code}: {error.message}") from None
+        return {"spaces": first_items(ctx, "iter_spaces", limit)}
 
     @server.tool()
     def get_turn(ctx: Context, turn_id: str) -> dict[str, Any]:
