@@ -403,3 +403,45 @@ def test_the_editing_tools_refuse_another_tenant_and_a_key_without_admin(mcp_url
         [fact] = engram.iter_memories("customer-1", kind="fact")
         assert (fact["id"], fact["content"]) == (memory_id, VANS)
         assert [v["id"] for v in engram.memory_history("customer-1", memory_id)] == [memory_id]
+
+
+def readme_stdio_config() -> dict:
+    """The stdio client configuration README.md gives, as a user pastes it."""
+    readme = (PROJECT / "README.md").read_text()
+    [block] = [b for b in readme.split("```json\n")[1:] if '"mcpServers"' in b.split("```", 1)[0]]
+    return json.loads(block.split("```", 1)[0])["mcpServers"]["engram"]
+
+
+def test_the_readmes_stdio_configuration_works_in_the_sdks_client(transactional_db, key_a, space_a, tmp_path):
+    remember_vans(key_a)
+    pasted = json.loads(
+        json.dumps(readme_stdio_config()).replace("/path/to/engram", str(PROJECT)).replace("eng_...", key_a.secret)
+    )
+    assert pasted["env"]["ENGRAM_API_KEY"] == key_a.secret and Path(pasted["command"]).exists()
+    # Only where this test's database is, and the test keyring its spaces were sealed with, are added: the
+    # README's configuration points at the development database `make run` made.
+    own_database = {
+        "ENGRAM_DATABASE_NAME": connection.settings_dict["NAME"],
+        "ENGRAM_MASTER_KEY": settings_master_key(),
+        "ENGRAM_DEFAULT_KEY_ID": "default",
+    }
+    parameters = StdioServerParameters(
+        command=pasted["command"], args=pasted["args"], env={**pasted["env"], **own_database}, cwd=str(tmp_path)
+    )  # a client starts the server from its own directory, not the project's
+
+    async def use():
+        async with Client(stdio_client(parameters)) as client:
+            tools = [tool.name for tool in (await client.list_tools()).tools]
+            recalled = await client.call_tool("recall_memories", {"space": "customer-1", "query": "How many vans?"})
+            return tools, recalled
+
+    tools, recalled = asyncio.run(use())
+    assert {"take_turn", "recall_memories", "update_memory", "delete_memory", "list_spaces"} <= set(tools)
+    assert not recalled.is_error, recalled.content
+    assert recalled.structured_content["memories"][0]["content"] == VANS
+
+
+def settings_master_key() -> str:
+    from django.conf import settings
+
+    return settings.ENGRAM_MASTER_KEY
