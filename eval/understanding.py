@@ -27,12 +27,15 @@ DATA = ROOT / "eval" / "data" / "understanding"
 # and the training set grew with phrasing families they showed missing (reminders, password reports,
 # denials with a reason); the third was written after that and no error of it was ever read. The fourth was
 # written on 2026-12-03, by a hand that saw neither the training files nor the code, in seven languages no file
-# here held before, when the third had been scored after four retrainings; no error of it was ever read.
+# here held before, when the third had been scored after four retrainings; no error of it was ever read. The
+# fifth, the same way on 2026-12-04 (ga gu si lo ky eo bs), was first scored on weights trained before it
+# existed.
 HELDOUT = {
     "languages never trained on": "heldout_languages.jsonl",
     "seen languages, new phrasings": "heldout_phrasings.jsonl",
     "untouched: languages never trained on, never read": "heldout_fresh.jsonl",
     "untouched, second: seven more languages never trained on, never read": "heldout_fresh2.jsonl",
+    "untouched, third: seven more languages, written after the weights": "heldout_fresh3.jsonl",
 }
 C_GRID = (1.0, 3.0, 10.0)
 # The kernel: this many training sentences as centres (chosen at random with SEED), and a width of
