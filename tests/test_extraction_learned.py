@@ -186,6 +186,29 @@ def test_no_topic_holds_a_digit_an_address_or_a_name(text):
     assert not {"caroline", "smith", "brno", "ivan"} & {t.lower() for t in topics}, topics
 
 
+@pytest.mark.parametrize(
+    ("text", "language", "fillers"),
+    [
+        ("The eagle symbolizes freedom and pride, representing my own resilience.", "en", {"symbolize", "represent"}),
+        ("It's been a dream to adopt and provide a safe, loving home for kids.", "en", {"provide", "dream"}),
+        ("One special memory for me was this pride parade I went to.", "en", {"special", "memory"}),
+        ("Das Malen hilft mir wirklich, mich zu entspannen.", "de", {"wirklich", "helfen", "entspannen"}),
+        ("Мне очень нравится рисовать акварелью по вечерам.", "ru", {"очень", "нравиться"}),
+        ("Opravdu mě baví chodit na keramiku.", "cs", {"opravdu", "bavit"}),
+    ],
+)
+def test_a_topic_taken_from_the_words_is_a_subject_never_a_verb_or_an_evaluation(text, language, fillers):
+    """Where the reading names no attribute, the topic comes from the sentence's words: the learned word reading
+    (memory.understanding.topic_words) keeps verbs, evaluations and adverbs out, in any language."""
+    topic = topic_of(text, language)
+    assert topic not in fillers, topic
+
+
+@pytest.mark.parametrize("text", ["Lucky you!", "Wow Mel, that's stunning!", "I'd love to check them out."])
+def test_a_reaction_has_no_word_to_name_a_topic_by(text):
+    assert topic_of(text, "en") == ""
+
+
 def test_a_learned_topic_the_words_are_not_about_is_dropped_by_grounding():
     """A model (or a bug) cannot label a residence as a health matter: the label is read back from the words."""
     text = "I live in Leeds with my partner."

@@ -39,6 +39,7 @@ from memory.text.analysis import (
 )
 from memory.understanding.features import ends_as_question
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
+from memory.understanding.topic_words import subject_words
 
 BASE_IMPORTANCE = {"fact": 0.5, "instruction": 0.7, "event": 0.4, "task": 0.5, "topic": 0.3}
 TOPIC_IMPORTANCE = 0.3
@@ -263,9 +264,9 @@ def topic_of(sentence: str, language: str) -> str:
         and t not in names
         and t not in not_topics
         and t not in verbs
-        and not _looks_like_a_verb(t, language)
     ]
-    leading = terms[:3]
+    subjects = subject_words(terms) if terms else set()  # a verb or an evaluation is no topic, in any language
+    leading = [t for t in terms if t in subjects][:3]
     return max(leading, key=len) if leading else ""
 
 
@@ -284,18 +285,6 @@ def _verbs_after_subject(sentence: str, language: str) -> set[str]:
             verbs.add(lemma(after, language))
             verbs.add(after)
     return verbs
-
-
-def _looks_like_a_verb(term: str, language: str) -> bool:
-    if language == "en":
-        return term.endswith(("ing", "ed")) and len(term) > 5
-    if language == "ru":
-        return term.endswith(("ть", "ться", "ти"))
-    if language == "es":
-        return term.endswith(("ar", "er", "ir")) and len(term) > 4
-    if language == "cs":
-        return len(term) > 4 and term.endswith("t") and term[-2] in "aeiouyáéěí"
-    return False
 
 
 # ---------------------------------------------------------------------------------------------

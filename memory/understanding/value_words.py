@@ -29,7 +29,7 @@ THRESHOLD = 0.5
 SYNONYM_SIMILARITY = 0.94
 
 
-def _vectors(terms: list[str]) -> np.ndarray:
+def word_vectors(terms: list[str]) -> np.ndarray:
     from memory.text.embeddings import local_embedder
 
     return local_embedder().embed(list(terms), query=True, cache_scope=remembered_space_key()).astype(np.float32)
@@ -39,7 +39,7 @@ def value_probabilities(terms: list[str]) -> np.ndarray:
     """The probability that each term names a value (one embedding batch for them all)."""
     if not terms:
         return np.zeros(0, dtype=np.float32)
-    return head_probabilities(WEIGHTS, _vectors(terms))
+    return head_probabilities(WEIGHTS, word_vectors(terms))
 
 
 def value_words(terms: list[str]) -> set[str]:
@@ -51,6 +51,6 @@ def reworded(terms: list[str], others: list[str]) -> set[str]:
     """The terms that say one of ``others`` in other words ("child" for "kid")."""
     if not terms or not others:
         return set()
-    vectors = _vectors(list(terms) + list(others))
+    vectors = word_vectors(list(terms) + list(others))
     similarity = vectors[: len(terms)] @ vectors[len(terms) :].T
     return {t for t, row in zip(terms, similarity, strict=True) if float(row.max()) >= SYNONYM_SIMILARITY}
