@@ -64,7 +64,7 @@ class SourceOutput(serializers.Serializer):
 
 class MemoryOutput(serializers.ModelSerializer):
     session_id = serializers.CharField(source="source_session.external_id", default=None, read_only=True)
-    superseded_by = serializers.UUIDField(source="superseded_by_id", read_only=True)
+    superseded_by = serializers.UUIDField(source="superseded_by_id", read_only=True, allow_null=True)
     content = serializers.CharField(read_only=True)
     topic = serializers.CharField(read_only=True, allow_null=True)
 

@@ -171,7 +171,7 @@ export interface MemoryOutput {
   mention_count?: number;
   session_id: string;
   event_at?: string | null;
-  superseded_by: string;
+  superseded_by: string | null;
   superseded_reason?: string;
   created_at: string;
   updated_at: string;
