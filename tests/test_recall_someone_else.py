@@ -34,8 +34,6 @@ CASES = {
 
 
 KNOWN_GAPS = {
-    ("en", "Where does my brother live?"): "#27 open: the second naming word ('live') lets the customer's own "
-    "'I live in Leeds.' through, and the gate passes it",
     ("ru", "Где работает мой сосед?"): "#27 open: 'работает' names the neighbour nearly as much as 'сосед' does, "
     "and the customer's 'Я работаю инженером-программистом.' carries it",
     ("de", "Wo wohnt meine Schwester?"): "#27 open: read as about someone else at 0.56, under the 0.6 the check "

@@ -65,10 +65,14 @@ def line_for(hit) -> str:
 
 
 def build_prompt(hits: list[dict], budget_tokens: int) -> str:
-    if not hits:
+    """The prompt block of recalled statements, in recall's order, within ``budget_tokens``. Topic rows stay in
+    recall's answer but not in the block, as in ``pack_hits``: a bare topic name answers nothing, and the caller's
+    ``max_chars`` room, which recall fills with statements only, would not hold it."""
+    statements = [hit for hit in hits if hit["kind"] != "topic"]
+    if not statements:
         return ""
     lines, used = [HEADER], estimate_tokens(HEADER)
-    for hit in hits:
+    for hit in statements:
         line = line_for(hit)
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
