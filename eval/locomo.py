@@ -30,7 +30,8 @@ SAMPLE_SEED = 25
 # The same script at the revision before the learned decisions (#25), for the "before" beside today's figures.
 BEFORE = (
     "revision 186db5b (phrase lists): 1,438 current rows, evidence reached 96.1 % (199 of 207); revision 5968bf3 "
-    "(before the 2026-12-01 retraining): 453 current rows, 74.4 % (154 of 207)"
+    "(before the 2026-12-01 retraining): 453 current rows, 74.4 % (154 of 207); revision 9c0327b (before the "
+    "2026-12-04 retraining): 392 current rows, 70.5 % (146 of 207)"
 )
 # A sample of 120 current rows (``--sample``, seed 25) of each revision, labelled by hand on 2026-12-01: rows that
 # state nothing about the speaker (reactions, compliments, remarks about the other, advice, vague self-talk,
@@ -42,7 +43,10 @@ JUNK_LABELLED = (
     "the training data): 50 (41.7 %) and 32 (26.7 %) — conv-26 36.5 % (its speakers write mostly feelings), "
     "conv-30 14.3 %. A third hand, blind again, on 5968bf3's sample and the sample after the 2026-12-01 "
     "retraining (casual reactions, fragments, praise of the other labelled small talk; splits only when each "
-    "part's attribute is sure): 36 (30.0 %) and 24 (20.0 %); conv-26 34 % and 22 %"
+    "part's attribute is sure): 36 (30.0 %) and 24 (20.0 %); conv-26 34 % and 22 %. A fourth hand, blind, on "
+    "9c0327b's sample and one after a first 2026-12-04 retraining (the casual boundary lines, before the short "
+    "statements): 24 (20.0 %) and 21 (17.5 %), while the current rows grew from 392 to 448 — about as many junk "
+    "rows, 56 more that say something"
 )
 
 
