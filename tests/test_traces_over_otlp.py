@@ -18,6 +18,8 @@ import pytest
 from django.db import connection
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from tests.support.processes import stop
+
 PROJECT = Path(__file__).resolve().parent.parent
 CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
@@ -78,17 +80,6 @@ def wait_for(condition, seconds: float, what: str):
         time.sleep(0.1)
 
 
-def stop(server: subprocess.Popen) -> None:
-    """Ctrl-C, as a user stops it; killed if it has not exited in time (a loaded machine), so that none of its
-    connections outlives the test database."""
-    server.send_signal(signal.SIGINT)
-    try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait(timeout=10)
-
-
 def test_one_turn_arrives_as_the_callers_trace_and_a_linked_worker_trace(transactional_db, key_a, space_a, receiver):
     port = free_port()
     server = subprocess.Popen(
@@ -111,7 +102,7 @@ def test_one_turn_arrives_as_the_callers_trace_and_a_linked_worker_trace(transac
         assert response.status_code == 201 and response.json()["status"] == "queued", response.text
         wait_for(lambda: any(s.name == TURN_ROUTE for s in Receiver.spans), 20, "the request span never arrived")
     finally:
-        stop(server)
+        stop(server, signal.SIGINT)  # Ctrl-C, as a user stops it
     worker = subprocess.run(
         [sys.executable, "manage.py", "db_worker", "--batch", "--no-startup-delay", "--queue-name", "*"],
         cwd=PROJECT, env=environment(receiver), capture_output=True, text=True, timeout=180,
