@@ -77,12 +77,6 @@ def test_another_account_asked_the_same_question_gets_nothing(client_a, space_a,
     assert recall(client_b, space_b, "Where does the customer live?")["memories"] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="#27 open: since the 2026-12-04 retraining the question reads as about vehicles (0.94) and the gate "
-    "scores 'Our renewal is in May.' at 0.05, under the floor; the floor's default (0.05) was set on "
-    "eval/data/recall.jsonl with the gate before, and is not re-derived yet",
-)
 def test_a_question_that_asks_two_things_finds_both(client_a, space_a):
     say(client_a, space_a, "We run a fleet of four vans.")
     say(client_a, space_a, "Our renewal is in May.")
