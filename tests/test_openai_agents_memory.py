@@ -16,6 +16,8 @@ from engram_client import AsyncEngram, AuthenticationFailed, Engram, NotFound
 from engram_openai_agents import EngramContext, EngramMemory, last_user_message
 from openai import AsyncOpenAI
 
+from memory.models import Message
+from tenants import scope
 from tests.model_servers import ModelHandler, completion, serving
 
 FACT = "Hi! We run a fleet of four vans. Can you check my invoice?"
@@ -237,3 +239,92 @@ def test_the_user_message_is_the_newest_user_item():
     ]
     assert last_user_message(items) == "second"
     assert last_user_message([{"role": "assistant", "content": "hi"}]) is None
+
+
+class Outage(httpx2.AsyncHTTPTransport):
+    """The real transport, failing while ``down``: ``"connect"`` refuses the connection, a number answers with
+    that status; ``only`` limits the outage to requests whose path ends so."""
+
+    def __init__(self):
+        super().__init__()
+        self.down: str | int | None = None
+        self.only = ""
+
+    async def handle_async_request(self, request):
+        if self.down is not None and request.url.path.endswith(self.only):
+            if self.down == "connect":
+                raise httpx2.ConnectError("connection refused", request=request)
+            return httpx2.Response(self.down, json={"error": {"code": "unavailable", "message": "down"}})
+        return await super().handle_async_request(request)
+
+
+def stored_messages(tenant, space, message_id: str) -> int:
+    with scope.tenant_scope(tenant, space):
+        return Message.objects.filter(space=space, caller_message_id=message_id).count()
+
+
+def replies_to(tenant, space, turn_id: str) -> int:
+    """The agent lines recorded for a turn (their text is dropped once the turn is processed: the space keeps
+    no transcripts)."""
+    with scope.tenant_scope(tenant, space):
+        return Message.objects.filter(space=space, answers_turn_id=turn_id).count()
+
+
+def test_when_engram_is_down_the_customer_still_gets_the_answer_and_the_turn_is_stored_once_later(
+    engram_a, live_server, key_a, tenant_a, space_a, model
+):
+    engram_a.post_turn("customer-1", FACT, wait=True)
+    chat = model("Sorry, I cannot see your history right now.", "You have four vans.")
+    outage = Outage()
+    during, after = EngramContext(space="customer-1"), EngramContext(space="customer-1")
+
+    async def scenario(memory):
+        agent = support_agent(memory, chat)
+        outage.down = "connect"
+        result = await ask(agent, "We opened a depot in Leeds. How many vans do we have?", during, memory)
+        assert len(memory.unsent) == 1 and await memory.resend() == [] and len(memory.unsent) == 1
+        kept = memory.unsent[0]
+        outage.down = None
+        stored = await memory.resend()
+        again = await memory.resend()  # nothing left to send
+        memory.unsent.append(kept)  # a resend that ran twice (say, two timers): Engram still stores it once
+        twice = await memory.resend()
+        await ask(agent, "How many vans do we have?", after, memory)
+        return result, kept, stored, again, twice, memory
+
+    result, kept, stored, again, twice, memory = with_memory(
+        live_server, key_a.secret, scenario, transport=outage, max_retries=0
+    )
+    # The customer was answered, without memories, and the run says why.
+    assert result.final_output == "Sorry, I cannot see your history right now."
+    assert chat.systems()[0] == BASE and "connection refused" in during.unreachable
+    assert during.turn is None
+    # Once Engram is back, the kept turn is stored once, with the answer as its reply.
+    assert kept.reply == "Sorry, I cannot see your history right now." and kept.message.startswith("We opened")
+    assert len(stored) == 1 and again == [] and memory.unsent == []
+    assert [t["turn_id"] for t in twice] == [stored[0]["turn_id"]]
+    assert stored_messages(tenant_a, space_a, kept.message_id) == 1
+    assert replies_to(tenant_a, space_a, stored[0]["turn_id"]) == 1
+    assert after.unreachable is None and VANS in chat.systems()[1]
+
+
+@pytest.mark.parametrize("status", [503, 500, 429])
+def test_a_reply_refused_by_an_overloaded_engram_is_sent_alone_later(
+    live_server, key_a, tenant_a, space_a, model, status
+):
+    chat = model("Noted.")
+    outage = Outage()
+    context = EngramContext(space="customer-1")
+
+    async def scenario(memory):
+        outage.down, outage.only = status, "/reply"
+        await ask(support_agent(memory, chat), "We now run five vans.", context, memory)
+        kept = list(memory.unsent)
+        outage.down = None
+        return kept, await memory.resend(), memory
+
+    kept, stored, memory = with_memory(live_server, key_a.secret, scenario, transport=outage, max_retries=0)
+    assert [u.reply for u in kept] == ["Noted."] and kept[0].turn_id is not None
+    assert [t["turn_id"] for t in stored] == [kept[0].turn_id] and memory.unsent == []
+    assert stored_messages(tenant_a, space_a, kept[0].message_id) == 1
+    assert replies_to(tenant_a, space_a, kept[0].turn_id) == 1

@@ -1,5 +1,5 @@
 """Engram memory for the OpenAI Agents SDK: recall at turn start, store at turn end (see ``EngramMemory``)."""
 
-from engram_openai_agents.memory import EngramContext, EngramMemory, last_user_message
+from engram_openai_agents.memory import EngramContext, EngramMemory, UnsentTurn, last_user_message, unreachable
 
-__all__ = ["EngramContext", "EngramMemory", "last_user_message"]
+__all__ = ["EngramContext", "EngramMemory", "UnsentTurn", "last_user_message", "unreachable"]

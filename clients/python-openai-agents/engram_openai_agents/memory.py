@@ -6,6 +6,12 @@ the model several times, around tool calls, recalls once). Turn end: ``memory`` 
 the agent gives its final output, ``on_agent_end`` stores the user's message as a turn (Engram derives the
 memories from it) and the agent's answer as the turn's reply.
 
+When Engram cannot be reached (the connection fails, or it answers 5xx or 429 after the client's retries), the
+run goes on and the customer gets the agent's answer: a turn start recalls nothing, and a turn end keeps what it
+could not store in ``memory.unsent`` until ``await memory.resend()`` stores it, exactly once (each turn carries
+its ``message_id`` from the start). A refused request (a wrong key, a bad space) still raises: retrying cannot
+fix it.
+
 >>> memory = EngramMemory(AsyncEngram("http://127.0.0.1:8000", api_key="eng_..."))
 >>> agent = Agent(name="Support", instructions=memory.instructions("You help Acme's customers."))
 >>> await Runner.run(agent, "How many vans do we have?", context=EngramContext(space="customer-42"), hooks=memory)
@@ -15,13 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2
 from agents import Agent, AgentHookContext, RunContextWrapper, RunHooks
-from engram_client import AsyncEngram, Engram, NotFound
+from engram_client import AsyncEngram, Engram, EngramError, NotFound
 
 Json = dict[str, Any]
 Instructions = str | Callable[[RunContextWrapper[Any], Agent[Any]], str | Awaitable[str]] | None
@@ -38,6 +46,28 @@ class EngramContext:
     recalled: Json | None = None
     turn: Json | None = None
     reply: Json | None = None
+    unreachable: str | None = None  # why Engram could not be reached in this run, if it could not
+
+
+@dataclass
+class UnsentTurn:
+    """A turn end Engram could not take: the customer's message (``turn_id`` None) or, once the turn is stored,
+    only the agent's reply to it. ``message_id`` makes storing it again idempotent."""
+
+    space: str
+    message: str
+    message_id: str
+    session_id: str | None
+    reply: str | None
+    error: str
+    turn_id: str | None = None
+
+
+def unreachable(error: Exception) -> bool:
+    """Engram is down or overloaded (worth keeping the work for later), rather than refusing the request."""
+    if isinstance(error, httpx2.TransportError):
+        return True
+    return isinstance(error, EngramError) and (error.status >= 500 or error.status == 429)
 
 
 def _from_context(name: str) -> Callable[[Any], str | None]:
@@ -87,6 +117,7 @@ class EngramMemory(RunHooks[Any]):
         self.create_space = create_space
         # What each run recalled, by its run context wrapper (one per run): (the user's message, the prompt).
         self._recalled: weakref.WeakKeyDictionary[RunContextWrapper[Any], tuple[str, str]] = weakref.WeakKeyDictionary()
+        self.unsent: list[UnsentTurn] = []
 
     def instructions(self, base: Instructions = None) -> Callable[[RunContextWrapper[Any], Agent[Any]], Awaitable[str]]:
         """The agent's ``instructions``: ``base`` (a string, or the SDK's instructions function) followed by what
@@ -107,6 +138,11 @@ class EngramMemory(RunHooks[Any]):
             )
         except NotFound:  # a new customer: no space yet (the turn end creates it), so nothing to recall
             recalled = {"memories": [], "prompt": ""}
+        except (EngramError, httpx2.TransportError) as error:
+            if not unreachable(error):
+                raise
+            recalled = {"memories": [], "prompt": ""}  # the customer is answered without memory, not left waiting
+            _note_unreachable(context.context, error)
         prompt = recalled["prompt"] if recalled["memories"] else ""
         self._recalled[context] = (message, prompt)
         if isinstance(context.context, EngramContext):
@@ -118,21 +154,61 @@ class EngramMemory(RunHooks[Any]):
         message = last_user_message(context.turn_input)
         if message is None:
             return
-        space = self._space(context.context)
-        turn = await self._call(
-            "post_turn",
-            space,
-            message,
+        unsent = UnsentTurn(
+            space=self._space(context.context),
+            message=message,
+            message_id=f"agents-{uuid.uuid4().hex}",
             session_id=self._session(context.context),
-            create_space=self.create_space,
-            wait=self.wait,
+            reply=output if self.record_reply and isinstance(output, str) and output else None,
+            error="",
         )
-        reply = None
-        if self.record_reply and isinstance(output, str) and output:
-            reply = await self._call("post_reply", space, turn["turn_id"], output)
+        try:
+            turn, reply = await self._store(unsent)
+        except (EngramError, httpx2.TransportError) as error:
+            if not unreachable(error):
+                raise
+            unsent.error = str(error) or type(error).__name__
+            self.unsent.append(unsent)
+            _note_unreachable(context.context, error)
+            return
         if isinstance(context.context, EngramContext):
             context.context.turn = turn
             context.context.reply = reply
+
+    async def resend(self) -> list[Json]:
+        """Store the turns Engram could not take (``unsent``), oldest first; each is stored once, however often
+        this runs. Returns the turns stored; what still cannot be stored stays in ``unsent``."""
+        stored, kept = [], []
+        for unsent in self.unsent:
+            try:
+                turn, _reply = await self._store(unsent)
+            except (EngramError, httpx2.TransportError) as error:
+                if not unreachable(error):
+                    raise
+                unsent.error = str(error) or type(error).__name__
+                kept.append(unsent)
+                continue
+            stored.append(turn)
+        self.unsent = kept
+        return stored
+
+    async def _store(self, unsent: UnsentTurn) -> tuple[Json, Json | None]:
+        """The turn (the same ``message_id``: a replay answers with the turn stored the first time) and its reply;
+        when the reply fails after the turn was stored, only the reply is left to send."""
+        turn = await self._call(
+            "post_turn",
+            unsent.space,
+            unsent.message,
+            session_id=unsent.session_id,
+            message_id=unsent.message_id,
+            create_space=self.create_space,
+            wait=self.wait,
+        )
+        unsent.turn_id = turn["turn_id"]
+        reply = None
+        if unsent.reply:
+            reply = await self._call("post_reply", unsent.space, turn["turn_id"], unsent.reply)
+        return turn, reply
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         call = getattr(self.client, method)
@@ -154,6 +230,11 @@ class _MemoryInstructions:
             base = await base
         recalled = await self.memory.recall_prompt(context)
         return "\n\n".join(part for part in (base, recalled) if part)
+
+
+def _note_unreachable(context: Any, error: Exception) -> None:
+    if isinstance(context, EngramContext):
+        context.unreachable = str(error) or type(error).__name__
 
 
 def _constant(value: str) -> Callable[[Any], str]:
