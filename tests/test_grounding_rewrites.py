@@ -313,3 +313,35 @@ def test_a_synthesized_answer_may_reword_the_memories_but_not_change_them():
     assert grounded_answer("The customer moved to Leeds.", memories)[0] is None
     assert grounded_answer("The customer has four children.", memories)[0] is None
     assert grounded_answer("The customer's sister moved to York.", memories)[0] is None
+
+
+# The subject of a rewrite in a wider language: the word for "the customer" there, and a short name's case form
+# whose stem changes (Polish "Tomka" is Tomek). A weekday's name must not be read into a word that only opens
+# like it (Hungarian "szereti", "likes", is no "szerda", Wednesday).
+TOMEK = Speaker.of("Tomek", sent_at=datetime.datetime(2026, 3, 2, 9, 0, tzinfo=datetime.UTC))
+OLA = Speaker.of("Ola", sent_at=datetime.datetime(2026, 3, 2, 9, 0, tzinfo=datetime.UTC))
+
+SUBJECT_FAITHFUL = [
+    (CAROLINE, "Nagyon szeretem a csípős ételeket.", "Az ügyfél nagyon szereti a csípős ételeket."),
+    (CAROLINE, "Мій син щосуботи ходить на плавання.", "Син клієнтки щосуботи ходить на плавання."),
+    (CAROLINE, "Fiul meu merge la înot în fiecare sâmbătă.", "Fiul clientei merge la înot în fiecare sâmbătă."),
+    (TOMEK, "Mój rower jest czerwony i ma trzy biegi.", "Rower Tomka jest czerwony i ma trzy biegi."),
+    (OLA, "Mój rower jest czerwony i ma trzy biegi.", "Rower Oli jest czerwony i ma trzy biegi."),
+]
+
+SUBJECT_FABRICATED = [
+    (OLA, "Kupiłam wczoraj czerwony rower.", "Olga kupiła wczoraj czerwony rower.", "olga"),
+    (CAROLINE, "Szerdán megyek úszni.", "Az ügyfél csütörtökön megy úszni.", "csütörtök"),
+    (CAROLINE, "Szerdán megyek úszni.", "Az ügyfél szerdán megy úszni a fiával.", "fiával"),
+]
+
+
+@pytest.mark.parametrize("speaker, message, content", SUBJECT_FAITHFUL)
+def test_a_rewrite_naming_the_customer_in_a_wider_language_is_admitted(speaker, message, content):
+    assert check_candidate(entry(content, message), message, speaker) is None
+
+
+@pytest.mark.parametrize("speaker, message, content, changed", SUBJECT_FABRICATED)
+def test_a_near_miss_about_the_customer_in_a_wider_language_is_refused(speaker, message, content, changed):
+    verdict = check_candidate(entry(content, message), message, speaker)
+    assert verdict is not None and changed in verdict, verdict

@@ -172,10 +172,15 @@ _CJK_DATE = re.compile(r"(?:(\d{2,4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*�
 _TIME_WORD_STARTS = frozenset(w[:2] for w in MONTHS | WEEKDAYS)  # "мая", "května": inflected
 # What a model calls the person it writes about when it does not use their name ("The customer prefers …",
 # «Клиент живёт …»): the subject of every entry, so never a word the customer must have said.
+# One or two words in each language grounding reads (the six and the wider ones), with the case forms a
+# model writes as a subject or owner ("Az ügyfél fia", «Син клієнтки»).
 CUSTOMER_WORDS = frozenset({
-    "customer", "user", "client", "клиент", "клиентка", "пользователь", "zákazník", "zákaznice", "uživatel",
-    "kunde", "kundin", "nutzer", "cliente", "usuario", "utilisateur", "utente", "klient", "klientka",
-    "użytkownik", "klant", "gebruiker", "kund", "användare", "kunden", "asiakas", "müşteri",
+    "customer", "user", "client", "клиент", "клиентка", "клиента", "клиентки", "пользователь", "zákazník",
+    "zákaznice", "zákazníka", "zákaznici", "uživatel", "kunde", "kundin", "nutzer", "cliente", "clienta",
+    "usuario", "utilisateur", "utente", "klient", "klientka", "klienta", "klientki", "użytkownik", "klant",
+    "gebruiker", "kund", "användare", "kunden", "asiakas", "asiakkaan", "müşteri", "müşterinin", "ügyfél",
+    "ügyfele", "ügyfélnek", "vásárló", "clientul", "clientului", "clientei", "kundens", "zákazníčka",
+    "zákazníčky", "клієнт", "клієнтка", "клієнта", "клієнтки", "користувач", "pelanggan", "klijent",
 })  # fmt: skip
 
 
@@ -193,10 +198,13 @@ class Speaker:
     def of(cls, display_name: str, conversation: str = "", sent_at: datetime.datetime | None = None) -> Speaker:
         return cls(frozenset(words(display_name)), conversation, sent_at)
 
-    def is_subject(self, word: str) -> bool:
-        """The customer's name in any case ("Галины" is Галина) or a word for "the customer"."""
+    def is_subject(self, word: str, *, capitalised: bool = False) -> bool:
+        """The customer's name in any case ("Галины" is Галина) or a word for "the customer". A capitalised
+        word may also be a short name's case form whose stem changes: Polish "Tomka" is Tomek, "Ewy" Ewa."""
         bare = _bare(word)
-        return bare in CUSTOMER_WORDS or word in CUSTOMER_WORDS or any(_similar(bare, n) for n in self.names)
+        if bare in CUSTOMER_WORDS or word in CUSTOMER_WORDS or any(_similar(bare, n) for n in self.names):
+            return True
+        return capitalised and any(_name_case_form(bare, n) for n in self.names)
 
     def said_elsewhere(self, word: str) -> bool:
         """A word (a name, a title) the customer wrote in a message of this conversation, in any case."""
@@ -210,6 +218,14 @@ class Speaker:
     def names_said(self) -> frozenset[str]:
         """The names in the customer's messages (capitalised inside a sentence)."""
         return frozenset(_bare(n) for n in proper_names(self.conversation)) if self.conversation else frozenset()
+
+
+def _name_case_form(word: str, name: str) -> bool:
+    """``word`` as a case form of the short name ``name``: all of the name but its last letter or two (the
+    Slavic endings and the vowel before them: Tomek → Tomka, Ewa → Ewy, Ola → Oli), and no longer than the name
+    (Olga is not a form of Ola)."""
+    shared = len(_common_prefix(word, name))
+    return shared >= 2 and shared >= len(name) - 2 and len(word) <= len(name)
 
 
 def _bare(word: str) -> str:
@@ -293,7 +309,7 @@ def time_words(text: str, language: str | None = None) -> set[str]:
     found = set()
     wider = _wider_time_names(language) if language in WIDER_STOP_WORD_LISTS else {}
     for word in words(text):
-        found |= {english for name, english in wider.items() if word.startswith(name) or _similar(word, name)}
+        found |= {english for name, english in wider.items() if _time_name_form(word, name)}
         if word[:2] not in _TIME_WORD_STARTS:
             continue  # (inflection keeps the first letters of every month and weekday name)
         forms = {word} | {lemma(word, language) for language in SUPPORTED_LANGUAGES}
@@ -306,18 +322,31 @@ _MONTH_KEYS = tuple(names[0] for names in MONTH_NAMES)
 _WEEKDAY_KEYS = tuple(names[0] for names in WEEKDAY_NAMES)
 
 
+def _time_name_form(word: str, name: str) -> bool:
+    """``word`` as an inflection of a month's or weekday's ``name``: the name and an ending ("csütörtökön"), or
+    all of it but a last vowel that inflection changes ("szerdán", «середу»); "szereti" ("likes") shares only
+    "szer" with "szerda"."""
+    return word.startswith(name) or len(_common_prefix(word, name)) >= max(4, len(name) - 1)
+
+
 @functools.lru_cache(maxsize=32)
 def _wider_time_names(language: str) -> dict[str, str]:
-    """A wider language's names of months and weekdays (dateparser's locale data: abbreviations left out, they
-    are words of their own: "mar", "do"), each to the English name."""
+    """A wider language's names of months and weekdays (dateparser's locale data), each to the English name.
+    Abbreviations are left out, they are words of their own: "mar", "do", and those that only cut a name
+    short, whose letters open other words too (Hungarian "márc", Ukrainian «трав» — «трава» is grass)."""
     from dateparser.languages.loader import default_loader
 
     info = default_loader.get_locale(language).info
-    return {
+    names = {
         name.lower(): key
         for key in (*_MONTH_KEYS, *_WEEKDAY_KEYS)
         for name in info.get(key, [])
         if len(name) >= 4 and name.isalpha() and not name.endswith(".")
+    }
+    return {
+        name: key
+        for name, key in names.items()
+        if not any(other != name and other.startswith(name) and names[other] == key for other in names)
     }
 
 
@@ -563,7 +592,7 @@ def support_problem(
     added = sorted(time_words(claim, language) - span.times - resolved_times)
     if added:
         return f"adds a date the customer did not say: {', '.join(added)}"
-    names = {_bare(n) for n in proper_names(claim) if not speaker.is_subject(n)}
+    names = {_bare(n) for n in proper_names(claim) if not speaker.is_subject(n, capitalised=True)}
     names = {n for n in names if not time_words(n, language) & resolved_times}
     added = sorted(n for n in names if not span.covers(n, cjk=False) and not speaker.said_elsewhere(n))
     if added:
@@ -782,7 +811,12 @@ def _without_subject(text: str, speaker: Speaker) -> str:
     if not speaker.names:
         return text
     return _RAW_WORD.sub(
-        lambda m: " " * len(m.group(0)) if speaker.is_subject(m.group(0).lower()) else m.group(0), text
+        lambda m: (
+            " " * len(m.group(0))
+            if speaker.is_subject(m.group(0).lower(), capitalised=m.group(0)[0].isupper())
+            else m.group(0)
+        ),
+        text,
     )
 
 
