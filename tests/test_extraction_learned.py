@@ -259,3 +259,46 @@ def test_casual_reactions_leave_no_row_in_languages_without_a_phrase_list(client
         "Que lindo, estou muito feliz por você!",
     ]:
         assert say(client_a, space_a, text)["created"] == []
+
+
+# --- Each entry says by itself what it is about ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, joined",
+    [
+        (
+            "I adopted a beagle last spring. He hid his bone in my slipper once!",
+            "I adopted a beagle last spring. He hid his bone in my slipper once!",
+        ),
+        (  # Italian: a language the reading was never trained on
+            "Mi sono iscritta a un corso di ceramica. L'ho fatto per rilassarmi dopo il lavoro.",
+            "Mi sono iscritta a un corso di ceramica. L'ho fatto per rilassarmi dopo il lavoro.",
+        ),
+    ],
+)
+def test_a_sentence_that_leans_on_the_one_before_joins_its_entry(text, joined):
+    contents = [c.content for c in statements(text)]
+    assert joined in contents and len(contents) == 1
+
+
+def test_sentences_that_stand_alone_stay_separate_entries():
+    text = "My daughter started school last week. We run four delivery vans in Brno."
+    assert [c.content for c in statements(text)] == [
+        "My daughter started school last week.",
+        "We run four delivery vans in Brno.",
+    ]
+    # Read at 0.37, under the 0.5 a first cut used: joined, a later change of either would supersede both.
+    assert [c.content for c in statements("We have 15 employees. We run 6 vans.")] == [
+        "We have 15 employees.",
+        "We run 6 vans.",
+    ]
+
+
+@pytest.mark.django_db
+def test_a_joined_entry_is_stored_through_the_api_and_cites_the_customers_words(client_a, space_a):
+    created = say(client_a, space_a, "Well, I adopted a beagle last spring. He hid his bone in my slipper once!")[
+        "created"
+    ]
+    contents = [m["content"] for m in created if m["kind"] != "topic"]
+    assert contents == ["I adopted a beagle last spring. He hid his bone in my slipper once!"]
