@@ -4,6 +4,9 @@ to a language it was not fitted on."""
 
 from __future__ import annotations
 
+import collections
+import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -31,3 +34,29 @@ def save(model, path: Path) -> None:
 
     np.savez_compressed(path, weights=model.coef_[0].astype(np.float32), bias=np.float32(model.intercept_[0]))
     head_weights.cache_clear()
+
+
+def accuracy_by(results: Iterable[tuple[Iterable[str], bool]]) -> dict[str, tuple[int, int]]:
+    """Right and total per key, from each scored row's keys ("all", its language, its label …) and whether the
+    reading got it right; keys in the order they first appear."""
+    tally: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
+    for keys, right in results:
+        for key in keys:
+            tally[key][0] += int(right)
+            tally[key][1] += 1
+    return {key: (right, total) for key, (right, total) in tally.items()}
+
+
+def train_or_report(train: Callable[[], None], report_lines: Callable[[], list[str]]) -> None:
+    """``python -m eval.<reading> train`` fits and writes the weights; without arguments the held-out report is
+    printed and written into docs/quality.md."""
+    from bench.harness import setup_django
+    from eval.report_sections import replace_section
+
+    setup_django()
+    if sys.argv[1:] == ["train"]:
+        train()
+        return
+    lines = report_lines()
+    print("\n".join(lines))
+    replace_section(lines)

@@ -10,16 +10,12 @@ tuned on), per language and per form (a customer's message, a third-person memor
 
 from __future__ import annotations
 
-import collections
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from bench.harness import setup_django
-from eval.linear_heads import fit_by_language_folds, save
-from eval.report_sections import replace_section
+from eval.linear_heads import accuracy_by, fit_by_language_folds, save, train_or_report
 
 DATA = Path(__file__).resolve().parent / "data" / "reported_speech"
 C_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
@@ -52,14 +48,13 @@ def score() -> dict[str, tuple[int, int]]:
 
     rows = load("heldout.jsonl")
     guesses = reported_probabilities([r["text"] for r in rows]) >= THRESHOLD
-    tally: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
-    for row, guess in zip(rows, guesses, strict=True):
-        right = int(guess == bool(row["reported"]))
-        label = "reported" if row["reported"] else "own statement"
-        for key in ("all", row["lang"], row["form"], label):
-            tally[key][0] += right
-            tally[key][1] += 1
-    return {k: (right, total) for k, (right, total) in tally.items()}
+    return accuracy_by(
+        (
+            ("all", row["lang"], row["form"], "reported" if row["reported"] else "own statement"),
+            guess == bool(row["reported"]),
+        )
+        for row, guess in zip(rows, guesses, strict=True)
+    )
 
 
 def report_lines() -> list[str]:
@@ -89,13 +84,7 @@ def report_lines() -> list[str]:
 
 
 def main() -> None:
-    setup_django()
-    if sys.argv[1:] == ["train"]:
-        train()
-        return
-    lines = report_lines()
-    print("\n".join(lines))
-    replace_section(lines)
+    train_or_report(train, report_lines)
 
 
 if __name__ == "__main__":

@@ -10,16 +10,12 @@ tuned on), per language, style and label.
 
 from __future__ import annotations
 
-import collections
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from bench.harness import setup_django
-from eval.linear_heads import fit_by_language_folds, save
-from eval.report_sections import replace_section
+from eval.linear_heads import accuracy_by, fit_by_language_folds, save, train_or_report
 
 DATA = Path(__file__).resolve().parent / "data" / "stands_alone"
 C_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
@@ -51,14 +47,13 @@ def score(name: str = "heldout.jsonl") -> dict[str, tuple[int, int]]:
 
     rows = load(name)
     guesses = stands_alone_probabilities([r["text"] for r in rows]) >= THRESHOLD
-    tally: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
-    for row, guess in zip(rows, guesses, strict=True):
-        right = int(guess == bool(row["stands_alone"]))
-        label = "stands alone" if row["stands_alone"] else "leans on what came before"
-        for key in ("all", row["lang"], row["style"], label):
-            tally[key][0] += right
-            tally[key][1] += 1
-    return {k: (right, total) for k, (right, total) in tally.items()}
+    return accuracy_by(
+        (
+            ("all", row["lang"], row["style"], "stands alone" if row["stands_alone"] else "leans on what came before"),
+            guess == bool(row["stands_alone"]),
+        )
+        for row, guess in zip(rows, guesses, strict=True)
+    )
 
 
 def report_lines() -> list[str]:
@@ -89,13 +84,7 @@ def report_lines() -> list[str]:
 
 
 def main() -> None:
-    setup_django()
-    if sys.argv[1:] == ["train"]:
-        train()
-        return
-    lines = report_lines()
-    print("\n".join(lines))
-    replace_section(lines)
+    train_or_report(train, report_lines)
 
 
 if __name__ == "__main__":

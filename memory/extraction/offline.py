@@ -480,22 +480,20 @@ def _joined_to_what_came_before(per_sentence: list[list[Candidate]], text: str) 
     openers = [entries[0] for entries in per_sentence if entries and entries[0].quote == entries[0].content]
     leaning = _leaning(openers)
     joined: list[Candidate] = []
-    last_of_sentence: dict[int, Candidate] = {}
+    last_sentence = None  # the sentence the last entry of ``joined`` ends with
     for index, entry in candidates:
-        before = last_of_sentence.get(index - 1) if id(entry) in leaning else None
-        if before is None:
+        if id(entry) in leaning and last_sentence == index - 1:
+            before = joined[-1]
+            joined[-1] = dataclasses.replace(
+                before,
+                content=f"{before.content} {entry.content}",
+                quote=_words_from_to(text, before.quote, entry.quote),
+                keywords=list(dict.fromkeys(before.keywords + entry.keywords))[:8],
+                importance=max(before.importance, entry.importance),
+            )
+        else:
             joined.append(entry)
-            last_of_sentence[index] = entry
-            continue
-        merged = dataclasses.replace(
-            before,
-            content=f"{before.content} {entry.content}",
-            quote=_words_from_to(text, before.quote, entry.quote),
-            keywords=list(dict.fromkeys(before.keywords + entry.keywords))[:8],
-            importance=max(before.importance, entry.importance),
-        )
-        joined[joined.index(before)] = merged
-        last_of_sentence[index - 1] = last_of_sentence[index] = merged
+        last_sentence = index
     return joined
 
 

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.text.analysis import remembered_space_key
-from memory.understanding.linear_head import head_probabilities
+from memory.understanding.linear_head import passage_probabilities
 
 WEIGHTS = Path(__file__).with_name("reported_speech.npz")
 THRESHOLD = 0.5
@@ -28,9 +27,4 @@ THRESHOLD = 0.5
 
 def reported_probabilities(texts: list[str]) -> np.ndarray:
     """The probability that each text gives what it says as someone else's (one embedding batch for them all)."""
-    if not texts:
-        return np.zeros(0, dtype=np.float32)
-    from memory.text.embeddings import local_embedder
-
-    vectors = local_embedder().embed(list(texts), query=False, cache_scope=remembered_space_key())
-    return head_probabilities(WEIGHTS, vectors)
+    return passage_probabilities(WEIGHTS, texts)

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.text.analysis import remembered_space_key
-from memory.understanding.linear_head import head_probabilities
+from memory.understanding.linear_head import passage_probabilities
 
 WEIGHTS = Path(__file__).with_name("stands_alone.npz")
 # Below this a sentence is read as leaning on what came before it, and joins the entry of the sentence before it.
@@ -32,9 +31,4 @@ THRESHOLD = 0.1
 
 def stands_alone_probabilities(texts: list[str]) -> np.ndarray:
     """The probability that each text says by itself whom and what it is about (one embedding batch)."""
-    if not texts:
-        return np.zeros(0, dtype=np.float32)
-    from memory.text.embeddings import local_embedder
-
-    vectors = local_embedder().embed(list(texts), query=False, cache_scope=remembered_space_key())
-    return head_probabilities(WEIGHTS, vectors)
+    return passage_probabilities(WEIGHTS, texts)

@@ -142,7 +142,7 @@ class EngramMemory(RunHooks[Any]):
             if not unreachable(error):
                 raise
             recalled = {"memories": [], "prompt": ""}  # the customer is answered without memory, not left waiting
-            _note_unreachable(context.context, error)
+            _note_unreachable(context.context, _why(error))
         prompt = recalled["prompt"] if recalled["memories"] else ""
         self._recalled[context] = (message, prompt)
         if isinstance(context.context, EngramContext):
@@ -162,35 +162,36 @@ class EngramMemory(RunHooks[Any]):
             reply=output if self.record_reply and isinstance(output, str) and output else None,
             error="",
         )
-        try:
-            turn, reply = await self._store(unsent)
-        except (EngramError, httpx2.TransportError) as error:
-            if not unreachable(error):
-                raise
-            unsent.error = str(error) or type(error).__name__
+        stored = await self._store_or_keep(unsent)
+        if stored is None:
             self.unsent.append(unsent)
-            _note_unreachable(context.context, error)
+            _note_unreachable(context.context, unsent.error)
             return
         if isinstance(context.context, EngramContext):
-            context.context.turn = turn
-            context.context.reply = reply
+            context.context.turn, context.context.reply = stored
 
     async def resend(self) -> list[Json]:
         """Store the turns Engram could not take (``unsent``), oldest first; each is stored once, however often
         this runs. Returns the turns stored; what still cannot be stored stays in ``unsent``."""
         stored, kept = [], []
         for unsent in self.unsent:
-            try:
-                turn, _reply = await self._store(unsent)
-            except (EngramError, httpx2.TransportError) as error:
-                if not unreachable(error):
-                    raise
-                unsent.error = str(error) or type(error).__name__
+            result = await self._store_or_keep(unsent)
+            if result is None:
                 kept.append(unsent)
-                continue
-            stored.append(turn)
+            else:
+                stored.append(result[0])
         self.unsent = kept
         return stored
+
+    async def _store_or_keep(self, unsent: UnsentTurn) -> tuple[Json, Json | None] | None:
+        """``_store``'s turn and reply; None, with ``unsent.error`` saying why, when Engram cannot be reached."""
+        try:
+            return await self._store(unsent)
+        except (EngramError, httpx2.TransportError) as error:
+            if not unreachable(error):
+                raise
+            unsent.error = _why(error)
+            return None
 
     async def _store(self, unsent: UnsentTurn) -> tuple[Json, Json | None]:
         """The turn (the same ``message_id``: a replay answers with the turn stored the first time) and its reply;
@@ -232,9 +233,13 @@ class _MemoryInstructions:
         return "\n\n".join(part for part in (base, recalled) if part)
 
 
-def _note_unreachable(context: Any, error: Exception) -> None:
+def _why(error: Exception) -> str:
+    return str(error) or type(error).__name__
+
+
+def _note_unreachable(context: Any, why: str) -> None:
     if isinstance(context, EngramContext):
-        context.unreachable = str(error) or type(error).__name__
+        context.unreachable = why
 
 
 def _constant(value: str) -> Callable[[Any], str]:
