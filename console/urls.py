@@ -3,6 +3,7 @@ from django.urls import path
 
 from console import (
     audit_views,
+    customer_views,
     episode_views,
     key_views,
     member_views,
@@ -24,6 +25,8 @@ urlpatterns = [
     path("turns/requeue-failed/", views.requeue_failed_turns, name="requeue-failed-turns"),
     path("spaces/", views.space_list, name="spaces"),
     path("spaces/<str:external_id>/", views.space_detail, name="space"),
+    path("spaces/<str:external_id>/export/", customer_views.space_export, name="space-export"),
+    path("spaces/<str:external_id>/erase/", customer_views.space_erase, name="space-erase"),
     path("spaces/<str:external_id>/memories/<uuid:memory_id>/delete/", views.memory_delete, name="memory-delete"),
     path("spaces/<str:external_id>/memories/<uuid:memory_id>/restore/", views.memory_restore, name="memory-restore"),
     path("spaces/<str:external_id>/memories/<uuid:memory_id>/edit/", views.memory_edit, name="memory-edit"),

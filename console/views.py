@@ -114,7 +114,8 @@ def space_detail(request, external_id):
         "console/space.html",
         {"space": space, "page": page, "rows": rows, "turns": turns, "show_text": show_text, "shared": shared,
          "cases": cases, "can_edit": show_text, "can_delete": show_text, "filters": typed, "filtered": filtered,
-         "errors": errors, "kinds": Memory.Kind.values, "total": len(memories)},
+         "errors": errors, "kinds": Memory.Kind.values, "total": len(memories),
+         "is_admin": request.membership.role == "admin"},
         status=error_status(request, errors),
     )  # fmt: skip
 

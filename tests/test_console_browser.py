@@ -5,6 +5,7 @@ Screenshots of each page land in test-artifacts/ (not committed).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -141,6 +142,39 @@ def test_an_operator_deletes_a_memory_and_support_finds_it_in_the_audit(browser,
     page.get_by_role("button", name="Check").click()
     page.wait_for_selector("text=Yes: deleted")
     page.screenshot(path=str(ARTIFACTS / "deletions.png"), full_page=True)
+
+
+def test_an_admin_on_a_phone_exports_then_erases_a_customer(browser, live_server, console_data, tenant_a):
+    create_operator(tenant=tenant_a, username="ada", password=PASSWORD, role="admin")
+    page = browser.new_page(viewport={"width": 360, "height": 740})
+    log_in(page, live_server, "ada")
+    page.goto(f"{live_server.url}/console/spaces/{console_data.external_id}/")
+    page.get_by_role("link", name="Export this customer…").click()
+    page.fill("#confirm_id", console_data.external_id)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download the export").click()
+    assert download.value.suggested_filename == f"{console_data.external_id}.jsonl"
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert json.loads(lines[-1]) == {"type": "end", "records": len(FACTS)}
+    assert {json.loads(line)["content"] for line in lines[1:-1]} == set(FACTS)
+    page.goto(f"{live_server.url}/console/spaces/{console_data.external_id}/")
+    erase = page.get_by_role("link", name="Erase this customer…")
+    box = erase.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 360
+    erase.click()
+    fits_the_screen(page, 360, "space-erase")
+    page.fill("#confirm_id", "acme")  # not the id: nothing happens
+    page.get_by_role("button", name="Erase permanently").click()
+    page.wait_for_selector("text=nothing was done")
+    page.fill("#confirm_id", console_data.external_id)
+    page.get_by_role("button", name="Erase permanently").click()
+    page.wait_for_selector(f"text=Space {console_data.external_id} was erased: {len(FACTS)} memories")
+    page.screenshot(path=str(ARTIFACTS / "space-erased.png"), full_page=True)
+    page.get_by_role("button", name="Log out").click()
+
+    log_in(page, live_server, "sam")
+    page.goto(f"{live_server.url}/console/deletions/")
+    assert page.locator("tbody tr", has_text="admin ada").count() == len(FACTS)
 
 
 def test_adding_a_duplicate_resolution_opens_the_choice_dialog(browser, live_server, tenant_a):
