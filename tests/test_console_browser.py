@@ -357,6 +357,42 @@ def test_the_console_fits_a_phone(browser, live_server, console_data, width):
     assert "6f1c1c54-0000-4000-8000-000000000001" in page.locator("#audit-rows").inner_text()
 
 
+OVERFLOWING_TABLES = """() => [...document.querySelectorAll('main table')]
+    .filter(t => t.getBoundingClientRect().width > t.parentElement.clientWidth + 0.5)
+    .map(t => t.id || t.parentElement.id || t.closest('section')?.id || 'a table')"""
+ACTIONS = "td.actions a, #memory-rows button, #export-customer, #erase-customer, #recent-turns a"
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_every_action_of_the_space_page_is_on_screen_and_no_table_outgrows_its_card(
+    browser, live_server, console_data, width
+):
+    with scope.tenant_scope(console_data.tenant_id, console_data):
+        [older] = [m for m in Memory.objects.filter(space=console_data) if m.content == FACTS[2]]
+        newer = Memory.objects.create(
+            tenant_id=console_data.tenant_id, space=console_data, kind="fact", content="Our renewal is in June.",
+            embedding=older.embedding, importance=0.6, topic="plan",
+        )  # fmt: skip
+        older.superseded_by = newer
+        older.save(update_fields=["superseded_by"])
+    create_operator(tenant=console_data.tenant, username="ada", password=PASSWORD, role="admin")
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    log_in(page, live_server, "ada")
+    for name, path in [("space", f"/console/spaces/{console_data.external_id}/"), ("spaces", "/console/spaces/")]:
+        page.goto(live_server.url + path)
+        fits_the_screen(page, width, f"{name}-actions")
+        assert page.evaluate(OVERFLOWING_TABLES) == [], name
+    page.goto(f"{live_server.url}/console/spaces/{console_data.external_id}/")
+    actions = page.locator(ACTIONS)
+    assert actions.count() >= 2 * len(FACTS) + 3  # Edit and Delete per current memory, Restore, Export, Erase
+    for index in range(actions.count()):
+        action = actions.nth(index)
+        action.scroll_into_view_if_needed()
+        box = action.bounding_box()
+        label = action.inner_text()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (label, box)
+
+
 def test_support_gets_a_framed_403_and_the_skip_link_works(browser, live_server, console_data):
     page = browser.new_page()
     log_in(page, live_server, "sam")
