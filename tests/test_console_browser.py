@@ -367,6 +367,8 @@ ACTIONS = "td.actions a, #memory-rows button, #export-customer, #erase-customer,
 def test_every_action_of_the_space_page_is_on_screen_and_no_table_outgrows_its_card(
     browser, live_server, console_data, width
 ):
+    from memory.models import DeletionAudit
+
     with scope.tenant_scope(console_data.tenant_id, console_data):
         [older] = [m for m in Memory.objects.filter(space=console_data) if m.content == FACTS[2]]
         newer = Memory.objects.create(
@@ -378,10 +380,21 @@ def test_every_action_of_the_space_page_is_on_screen_and_no_table_outgrows_its_c
     create_operator(tenant=console_data.tenant, username="ada", password=PASSWORD, role="admin")
     page = browser.new_page(viewport={"width": width, "height": 800})
     log_in(page, live_server, "ada")
-    for name, path in [("space", f"/console/spaces/{console_data.external_id}/"), ("spaces", "/console/spaces/")]:
+    with scope.tenant_scope(console_data.tenant_id):
+        DeletionAudit.objects.create(
+            tenant_id=console_data.tenant_id, space_uuid=console_data.id, space_external_id=console_data.external_id,
+            memory_id="6f1c1c54-0000-4000-8000-000000000002", memory_kind="fact", cause="customer_request",
+            actor="customer", content_digest="x" * 64,
+            limits={"forget_floor": 0.06, "max_deletions_per_request": 3, "forget_distance": 0.2},
+        )  # fmt: skip
+    pages = [("space", f"/console/spaces/{console_data.external_id}/"), ("spaces", "/console/spaces/"),
+             ("deletions", "/console/deletions/")]  # fmt: skip
+    for name, path in pages:
         page.goto(live_server.url + path)
         fits_the_screen(page, width, f"{name}-actions")
         assert page.evaluate(OVERFLOWING_TABLES) == [], name
+    limits = page.locator("td.limits").first
+    assert limits.bounding_box()["x"] + limits.bounding_box()["width"] <= width  # the Limits column is not cut
     page.goto(f"{live_server.url}/console/spaces/{console_data.external_id}/")
     actions = page.locator(ACTIONS)
     assert actions.count() >= 2 * len(FACTS) + 3  # Edit and Delete per current memory, Restore, Export, Erase
@@ -391,6 +404,20 @@ def test_every_action_of_the_space_page_is_on_screen_and_no_table_outgrows_its_c
         box = action.bounding_box()
         label = action.inner_text()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (label, box)
+
+
+def test_the_audit_filters_dates_with_a_date_picker_and_keeps_a_typed_date_time(browser, live_server, console_data):
+    page = browser.new_page()
+    log_in(page, live_server, "sam")
+    page.goto(f"{live_server.url}/console/deletions/")
+    assert page.get_attribute("#since", "type") == "date" and page.get_attribute("#until", "type") == "date"
+    page.fill("#since", "2026-11-01")
+    page.fill("#until", "2026-12-01")
+    page.get_by_role("button", name="Filter").click()
+    page.wait_for_url("**since=2026-11-01**")
+    assert "until=2026-12-01" in page.url and page.input_value("#since") == "2026-11-01"
+    page.goto(f"{live_server.url}/console/deletions/?since=2026-11-01T12:00:00Z")
+    assert page.get_attribute("#since", "type") == "text" and page.input_value("#since") == "2026-11-01T12:00:00Z"
 
 
 def test_support_gets_a_framed_403_and_the_skip_link_works(browser, live_server, console_data):
