@@ -24,6 +24,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from console.threshold_examples import examples_at
 from tenants.space_settings import SETTINGS, Setting
 
 GENERAL, SHARED = "general", "shared"
@@ -65,6 +66,11 @@ class Field:
     @property
     def maximum(self):
         return self.setting.slider_max if self.control == "slider" else self.setting.maximum
+
+    @property
+    def examples(self) -> list[dict]:
+        """Built-in sentence pairs and what the current value does with each (a distance slider only)."""
+        return examples_at(self.name, self.value) if self.control == "slider" else []
 
     @property
     def items(self) -> list[tuple[str, str, Any]]:

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from console.access import OPERATOR_ROLES, console_view, may_see_distances
 from console.form_input import bad_request, error_status
 from console.settings_form import GENERAL, SHARED, changed_values, form_fields, rendered_from
+from console.threshold_examples import examples_at
 from console.threshold_preview import pairwise_distances, preview, space_vectors
 from memory.dedup import pair_marks
 from memory.shared.agents import affected_agents
@@ -70,7 +71,8 @@ def _readonly_rows(current: dict, origins: dict) -> list[dict]:
             value = "on" if value else "off"
         elif isinstance(value, float):
             value = f"{value:.3f}"
-        rows.append({"name": name.replace("_", " "), "value": value, "origin": origins[name]})
+        setting = SETTINGS[name]
+        rows.append({"name": setting.title, "value": value, "origin": origins[name], "help": setting.help})
     return rows
 
 
@@ -169,8 +171,10 @@ def threshold_preview(request, external_id):
     except ValidationError as exc:
         values, errors = current, exc.message_dict
     # The sliders' values beside them follow the form (out-of-band swaps: the CSP allows no inline script).
+    oob = SLIDERS if request.htmx and may_see_distances(request) else ()
+    examples = [(name, examples_at(name, values[name])) for name in oob]
     context = {"values": values, "errors": errors, "show_distances": may_see_distances(request),
-               "oob_values": SLIDERS if request.htmx and may_see_distances(request) else ()}  # fmt: skip
+               "oob_values": oob, "oob_examples": examples}  # fmt: skip
     if context["show_distances"]:
         # Distances and a typed query's matches are an oracle for text support must never read:
         # for support nothing is computed, let alone shown.

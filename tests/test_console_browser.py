@@ -100,6 +100,9 @@ def test_moving_the_dedup_slider_changes_the_preview(browser, live_server, conso
     assert int(page.locator("#merge-count").inner_text()) >= 1
     assert page.locator('line[data-threshold="dedup"]').get_attribute("data-value") == "0.300"
     expect(page.locator("#value-dedup_distance")).to_have_text("0.300")  # the slider's value beside it
+    # ...and the built-in pairs in words: at 0.3 even a different business merges.
+    furniture = "“We sell garden furniture.”: close enough to merge"
+    expect(page.locator("#examples-dedup_distance")).to_contain_text(furniture)
     page.screenshot(path=str(ARTIFACTS / "thresholds.png"), full_page=True)
 
 

@@ -385,10 +385,33 @@ def test_the_preview_sends_each_sliders_value_back_beside_it(client, tenant_a, s
     assert 'id="value-dedup_distance" for="dedup_distance" hx-swap-oob="true">0.250</output>' in fragment
 
 
+def test_each_threshold_says_in_words_what_passes_at_its_value(client, tenant_a, space_a):
+    login(client, tenant_a, "operator")
+    page = client.get(reverse("console:thresholds", args=[space_a.external_id])).content.decode()
+    assert "Cosine distance under which two facts of one kind merge." in page
+    examples = page.split('id="examples-dedup_distance"')[1].split("</ul>")[0]
+    # At the default 0.07 a restatement merges, a different business does not, and a changed number sits as
+    # close as a restatement (why merging also asks for the same terms).
+    assert "“We have four delivery vans.”: <strong>close enough to merge" in examples
+    assert "“We sell garden furniture.”: <strong>too far apart to merge</strong>" in examples
+    assert "“We run six delivery vans.”: <strong>close enough to merge" in examples
+    recall = page.split('id="examples-corroborated_recall_distance"')[1].split("</ul>")[0]
+    assert "“I live in Leeds.”: <strong>is recalled with a keyword or topic match</strong>" in recall
+    weights = page.split('<fieldset class="weights">')[1].split("</fieldset>")[0]  # a legend, one label per input
+    assert "<legend>Strategy weights" in weights and '<label for="strategy_weights__vector">vector</label>' in weights
+    # Moving the slider brings the pairs back beside it with the new outcome.
+    url = reverse("console:threshold-preview", args=[space_a.external_id])
+    fragment = client.get(url, {"dedup_distance": "0.05"}, HTTP_HX_REQUEST="true").content.decode()
+    moved = fragment.split('id="examples-dedup_distance" hx-swap-oob="true"')[1].split("</ul>")[0]
+    assert "“We run six delivery vans.”: <strong>too far apart to merge</strong>" in moved
+    assert "“We have four delivery vans.”: <strong>close enough to merge" in moved
+
+
 def test_support_reads_thresholds_without_controls_or_links_that_refuse(client, tenant_a, space_a):
     login(client, tenant_a, "support")
     page = client.get(reverse("console:thresholds", args=[space_a.external_id])).content.decode()
-    assert 'id="settings-readonly"' in page and "recall distance" in page
+    assert 'id="settings-readonly"' in page and "Recall distance (meaning alone)" in page
+    assert "Cosine distance under which a memory is recalled on meaning alone." in page  # what it means, in words
     assert "<input" not in page.split("<main")[1] and "<select" not in page.split("<main")[1]
     assert reverse("console:tenant-defaults") not in page  # a link support would only get a 403 from
 

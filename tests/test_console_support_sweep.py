@@ -49,7 +49,8 @@ def tenant_with_content(client_a, tenant_a, space_a):
     episode = client_a.post(
         "/api/v1/spaces/support-agents/episodes",
         {"inputs": {"question": "The parcel arrived crushed, refund please"}, "output": "Refund of 129 EUR issued",
-         "outcome": "resolved", "agent": "triage", "feedback": {"sentiment": "positive", "comment": "Fast refund"}},
+         "outcome": "resolved with a refund", "agent": "triage",
+         "feedback": {"sentiment": "positive", "comment": "Fast refund"}},
         format="json",
     )  # fmt: skip
     assert episode.status_code == 201
