@@ -333,6 +333,14 @@ def test_an_operator_traces_a_memory_to_its_turn_and_edits_it(browser, live_serv
         assert text not in phone.content()
 
 
+CHART_LABEL_HEIGHTS = """() => [...document.querySelectorAll('svg.chart text')]
+    .map(t => t.getBoundingClientRect().height)"""
+OVERFLOWING_TABLES = """() => [...document.querySelectorAll('main table')]
+    .filter(t => t.getBoundingClientRect().width > t.parentElement.clientWidth + 0.5)
+    .map(t => t.id || t.parentElement.id || t.closest('section')?.id || 'a table')"""
+ACTIONS = "td.actions a, #memory-rows button, #export-customer, #erase-customer, #recent-turns a"
+
+
 @pytest.mark.parametrize("width", PHONE_WIDTHS)
 def test_the_console_fits_a_phone(browser, live_server, console_data, width):
     from memory.models import DeletionAudit
@@ -355,15 +363,13 @@ def test_the_console_fits_a_phone(browser, live_server, console_data, width):
                        ]:  # fmt: skip
         page.goto(live_server.url + path)
         fits_the_screen(page, width, name)
+    for path in ("/console/", f"/console/spaces/{console_data.external_id}/thresholds/"):
+        page.goto(live_server.url + path)
+        heights = page.evaluate(CHART_LABEL_HEIGHTS)
+        assert heights and min(heights) >= 9, (path, heights)  # chart labels readable on the screen's pixels
     page.goto(live_server.url + "/console/deletions/")
     assert "forget_floor: 0.06; max_deletions_per_request: 3" in page.locator("#audit-rows").inner_text()
     assert "6f1c1c54-0000-4000-8000-000000000001" in page.locator("#audit-rows").inner_text()
-
-
-OVERFLOWING_TABLES = """() => [...document.querySelectorAll('main table')]
-    .filter(t => t.getBoundingClientRect().width > t.parentElement.clientWidth + 0.5)
-    .map(t => t.id || t.parentElement.id || t.closest('section')?.id || 'a table')"""
-ACTIONS = "td.actions a, #memory-rows button, #export-customer, #erase-customer, #recent-turns a"
 
 
 @pytest.mark.parametrize("width", [360, 1280])
