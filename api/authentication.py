@@ -10,8 +10,8 @@ import dataclasses
 
 from rest_framework import authentication, exceptions, permissions
 
-from tenants import scope
 from tenants.api_keys import resolve_api_key
+from tenants.memberships import membership_for
 from tenants.models import ApiKey, Membership
 
 
@@ -64,29 +64,6 @@ class ConsoleMember:
     @property
     def tenant_id(self):
         return self.membership.tenant_id
-
-
-def memberships_of(user) -> list[Membership]:
-    """Every membership of the user, oldest first (the console's tenant switcher lists them)."""
-    scope.allow_membership_lookup(user.pk)
-    memberships = list(Membership.objects.filter(user=user).order_by("created_at"))
-    scope.allow_membership_lookup(0)
-    return memberships
-
-
-def membership_for(user, tenant_id=None) -> Membership | None:
-    """The user's membership in ``tenant_id``, with the transaction scoped to its tenant.
-
-    Without ``tenant_id`` only a user with exactly one membership resolves: a user of several
-    tenants must choose one (the console's switcher keeps it in the session), never "the first".
-    """
-    memberships = memberships_of(user)
-    if tenant_id:
-        memberships = [m for m in memberships if str(m.tenant_id) == str(tenant_id)]
-    membership = memberships[0] if len(memberships) == 1 else None
-    if membership is not None:
-        scope.enter_scope(membership.tenant_id)
-    return membership
 
 
 class ConsoleSessionAuthentication(authentication.SessionAuthentication):

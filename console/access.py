@@ -18,8 +18,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from api.authentication import membership_for, memberships_of
 from console.form_input import bad_request, nul_field
+from tenants.memberships import membership_for, memberships_of
 from tenants.models import Tenant
 
 OPERATOR_ROLES = {"operator", "admin"}

@@ -55,7 +55,7 @@ def playground(request):
                 space=space, utterance=message, context=DeletionContext(cause="operator"), dry_run=True
             )
         else:
-            result = search.recall(space=space, query=message, explain=True)
+            result = search.recall(space=space, query=message)
     prompt = _prompt_use(result, settings) if result is not None else {}
     context = {
         "spaces": names, "chosen": chosen, "message": message, "mode": mode, "result": result,

@@ -6,10 +6,10 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from api.authentication import memberships_of
 from console.access import ACTIVE_TENANT
 from console.form_input import bad_request, error_status, nul_field
 from tenants import scope
+from tenants.memberships import memberships_of
 from tenants.models import Tenant
 
 

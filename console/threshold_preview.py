@@ -116,5 +116,5 @@ def preview(*, space, values: dict, sample_query: str = "", vectors=None) -> dic
         "recalled": None,
     }
     if sample_query.strip():
-        result["recalled"] = recall(space=space, query=sample_query, overrides=values, explain=True)
+        result["recalled"] = recall(space=space, query=sample_query, overrides=values)
     return result

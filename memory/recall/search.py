@@ -361,12 +361,11 @@ def recall(
     kinds: list[str] | None = None,
     current_session=None,
     overrides: dict | None = None,
-    explain: bool = False,
     max_chars: int | None = None,
     query_vector=None,
 ) -> RecallResult:
     """Recall for ``query``. ``candidates`` keeps every row considered, passing or not (the playground
-    shows them); ``explain`` is accepted for callers that ask for that explicitly.
+    shows them).
 
     ``max_chars``: the caller has room for that many characters of prompt lines (``line_for``). When
     something passed (the question is about what this customer said), the rows that fit are returned, at
