@@ -51,7 +51,7 @@ def compare(label: str, engine, rounds: int) -> str:
 def main(rounds: int = 60) -> str:
     setup_django()
     from memory.text.embeddings import LocalEmbedder, OpenAIEmbedder
-    from tests.model_servers import embedding_handler, serving
+    from tests.support.model_servers import embedding_handler, serving
 
     rows = []
     load_before = os.getloadavg()[0]

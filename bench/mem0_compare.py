@@ -83,7 +83,7 @@ def embeddings_endpoint():
     from django.conf import settings
 
     from memory.text.compute_threads import threads_for_now
-    from tests.model_servers import embedding_handler, serving
+    from tests.support.model_servers import embedding_handler, serving
 
     handled_ms: list[float] = []
 
@@ -632,7 +632,7 @@ def report(figures: dict, workload: dict) -> str:
             f"The development server's floor ({floors[0]:.1f} ms for a 401, against {floors[1]:.1f} ms under "
             "gunicorn) is not Engram's code: `runserver` (wsgiref) writes the status line, the headers and the body "
             "in separate small packets with Nagle's algorithm on, so the body waits for the client's delayed ACK "
-            "(the same delay tests/model_servers.py switches off for the embeddings server). Every request through "
+            "(the same delay tests/support/model_servers.py switches off for the embeddings server). Every request through "
             "it pays this.",
             "",
         ]

@@ -102,7 +102,7 @@ def recall_costs(spaces: int = 50) -> list[str]:
     from tenants import scope
     from tenants.spaces import create_space
     from tenants.tenant_admin import create_tenant
-    from tests.test_vectors_keyed_per_space import FACTS
+    from tests.support.vectors import FACTS
 
     tenant = create_tenant(name="Vector recall bench", slug="vector-recall-bench")
     public = get_embedder().embed(FACTS)
@@ -136,8 +136,8 @@ def attack_figures(spaces: int = 200) -> list[str]:
     space keys, with the halfvec column's float16 rounding; and how far that rounding moves distances."""
     from memory.text.embeddings import get_embedder
     from memory.text.vectors import dense_rotation_v1, rotation_from_key
+    from tests.support.vectors import FACTS
     from tests.test_vector_rotation import invariant_attack_hits, nearest_row_hits
-    from tests.test_vectors_keyed_per_space import FACTS
 
     public = get_embedder().embed(FACTS)
     keys = [hashlib.sha256(f"attack-{n}".encode()).digest() for n in range(spaces)]

@@ -102,7 +102,7 @@ def superuser_conninfo(settings) -> str:
 
 @pytest.fixture
 def scripted_chat():
-    from tests.model_servers import ScriptedChat, serving
+    from tests.support.model_servers import ScriptedChat, serving
 
     chat = ScriptedChat()
     with serving(chat.server) as url:
@@ -112,7 +112,7 @@ def scripted_chat():
 
 @pytest.fixture(scope="session")
 def local_embedding_url():
-    from tests.model_servers import embedding_server
+    from tests.support.model_servers import embedding_server
 
     with embedding_server() as url:
         yield url
@@ -138,8 +138,8 @@ def openai_engines(settings, scripted_chat, local_embedding_url):
 
 @pytest.fixture
 def hostile(settings, local_embedding_url):
-    """A chat model that lies on purpose, in the mode the test chooses (tests/model_servers.py)."""
-    from tests.model_servers import HostileChat, serving
+    """A chat model that lies on purpose, in the mode the test chooses (tests/support/model_servers.py)."""
+    from tests.support.model_servers import HostileChat, serving
 
     chat = HostileChat()
     with serving(chat.server) as url:
@@ -182,3 +182,14 @@ def detections(monkeypatch):
     monkeypatch.setattr(analysis, "_detected_language", counting)
     monkeypatch.setattr(analysis, "SPACE_LANGUAGES", analysis._SpaceLanguages(max_entries=1000))
     return detected
+
+
+@pytest.fixture
+def embedder(monkeypatch):
+    """The real embedder, counting its calls (what a turn embeds, and how often)."""
+    from memory.text import vectors
+    from tests.support.worker import CountingEmbedder
+
+    counting = CountingEmbedder(vectors.get_embedder())
+    monkeypatch.setattr(vectors, "get_embedder", lambda: counting)
+    return counting

@@ -11,7 +11,7 @@ import pytest
 from memory.text import analysis, vectors
 from memory.text.embeddings import CachingEmbedder
 from memory.text.text_keys import text_key
-from tests.test_message_vector_for_the_worker import queued, work
+from tests.support.worker import queued, work
 
 pytestmark = pytest.mark.django_db
 

@@ -17,16 +17,11 @@ from tenants import scope
 from tenants.models import Membership
 from tenants.tenant_admin import create_operator
 from tests.conftest import make_space
+from tests.support.console import login
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a-long-password"
 STORED = "Our company makes furniture."
-
-
-def login(client, tenant, role, username=None):
-    membership = create_operator(tenant=tenant, username=username or role, password=PASSWORD, role=role)
-    client.force_login(membership.user)
-    return membership
 
 
 def say(client, space, message, session="s", **extra):

@@ -10,6 +10,7 @@ from tenants import scope
 from tenants.models import Space
 from tenants.space_settings import defaults
 from tenants.tenant_admin import create_operator
+from tests.support.console import login
 
 pytestmark = pytest.mark.django_db
 SECRET_FACT = "Our warehouse code is Zephyr-42."
@@ -21,12 +22,6 @@ def remembered(client_a, space_a):
     client_a.post(url, {"message": SECRET_FACT}, format="json")
     with scope.tenant_scope(space_a.tenant_id, space_a):
         return Memory.objects.get(kind="fact")
-
-
-def login(client, tenant, role, username=None):
-    membership = create_operator(tenant=tenant, username=username or role, password="a-long-password", role=role)
-    client.force_login(membership.user)
-    return membership.user
 
 
 def test_an_anonymous_visitor_is_sent_to_login(client, space_a):

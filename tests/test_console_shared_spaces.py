@@ -7,7 +7,7 @@ from memory.models import DeletionAudit, Episode, SpaceAgent
 from tenants import scope
 from tenants.models import SettingsChange
 from tests.conftest import make_space
-from tests.test_console_permissions import login
+from tests.support.console import login
 
 pytestmark = pytest.mark.django_db
 CASE = "Customer was charged twice for the same order"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.test_recall import contents, recall, tell
+from tests.support.recall import contents, recall, tell
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from django.urls import reverse
 from memory.models import Memory
 from tenants import scope
 from tenants.space_keys import SpaceKeyUnavailable, data_key_cache, data_key_for
-from tests.test_recall import tell
+from tests.support.recall import tell
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ import pytest
 from django.db import connection, connections
 
 from bench.connections import ConnectionSampler
-from tests.concurrency import at_once
+from tests.support.concurrency import at_once
 
 SMALL_POOL = 3  # requests, tasks, the test's own thread
 RATE_LIMIT_POOL = 1

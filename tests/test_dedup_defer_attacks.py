@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memory.models import Memory
 from tenants import scope
-from tests.test_message_vector_for_the_worker import queued, work
+from tests.support.worker import queued, work
 
 pytestmark = pytest.mark.django_db
 

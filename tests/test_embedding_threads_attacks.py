@@ -16,7 +16,7 @@ from config import cpu_quota
 from config.cpu_quota import usable_cores
 from memory.text import compute_threads, embeddings
 from memory.text.embeddings import LocalEmbedder, OpenAIEmbedder
-from tests.model_servers import embedding_server
+from tests.support.model_servers import embedding_server
 
 ROOT = Path(__file__).resolve().parent.parent
 

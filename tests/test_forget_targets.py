@@ -21,7 +21,7 @@ from memory.text.analysis import search_tokens
 from memory.text.digests import keyword_digests, topic_digest
 from memory.text.vectors import embed_for_space
 from tenants import scope
-from tests.model_servers import ModelHandler
+from tests.support.model_servers import ModelHandler
 
 pytestmark = pytest.mark.django_db
 

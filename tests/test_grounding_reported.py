@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from memory.extraction.grounding import check_candidate
 from memory.understanding.reported_speech import reported_probabilities
-from tests.test_grounding_rewrites import CAROLINE, entry
+from tests.support.grounding import CAROLINE, entry
 
 PASSED_OFF = "states as the customer's own what the words it cites give as someone else's view"
 

@@ -16,10 +16,10 @@ import pytest
 from django.urls import reverse
 
 from eval.locomo_data import DATA, dia_ids, sessions
-from memory.extraction.engine import Candidate
 from memory.extraction.grounding import Speaker, check_candidate
 from tests.conftest import make_space, use_local_models
-from tests.model_servers import ObservationChat, serving
+from tests.support.grounding import CAROLINE, entry
+from tests.support.model_servers import ObservationChat, serving
 
 # Measured when the paraphrase grounding landed (2026-12-01): 66 % of the 47 observations of Caroline's first ten
 # sessions, 56 % of all four speakers' 346. The issue's target is 90 %; this floor only keeps what was reached.
@@ -94,12 +94,6 @@ def test_a_strong_models_rewrites_of_a_real_conversation_are_mostly_admitted(
     reasons = {re.sub(r":.*", "", r["reason"]) for r in rejected}
     assert not any("over the limit" in r for r in reasons)
 
-
-def entry(content: str, quote: str) -> Candidate:
-    return Candidate(kind="fact", content=content, topic="", importance=0.5, keywords=[], quote=quote)
-
-
-CAROLINE = Speaker.of("Caroline", sent_at=datetime.datetime(2023, 5, 8, 13, 56, tzinfo=datetime.UTC))
 
 FAITHFUL = [
     # (customer message, entry a strong model writes; it quotes the whole message)

@@ -10,8 +10,7 @@ import pytest
 from memory.extraction.engine import Candidate
 from memory.extraction.grounding import CustomerSentences, ground
 from memory.models import EMBEDDING_DIMENSIONS
-from tests.test_message_vector_for_the_worker import current_facts, queued, work
-from tests.test_turn_cost import embedder  # noqa: F401  (the fixture)
+from tests.support.worker import current_facts, queued, work
 
 SAID = "Thanks so much. We run a fleet of four vans."
 ENTRY = "We run a fleet of four vans."
@@ -61,7 +60,7 @@ def test_an_entry_far_from_every_sentence_is_still_rejected_and_the_rest_embedde
 
 
 @pytest.mark.django_db
-def test_the_worker_does_not_embed_a_sentence_that_gave_nothing(space_a, embedder):  # noqa: F811
+def test_the_worker_does_not_embed_a_sentence_that_gave_nothing(space_a, embedder):
     turn = queued(space_a, SAID, recall=False)  # the request embedded nothing
     embedder.calls.clear()
     assert work(space_a, turn) == "done"

@@ -14,7 +14,7 @@ from memory.recall import search
 from memory.text import analysis
 from memory.text.analysis import detect_language, languages_remembered
 from tenants import scope
-from tests.test_message_vector_for_the_worker import queued, work
+from tests.support.worker import queued, work
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import pytest
 
 from memory.text import analysis
 from memory.text.analysis import _SpaceLanguages, detect_language, languages_remembered
-from tests.test_message_vector_for_the_worker import queued, work
+from tests.support.worker import queued, work
 
 pytestmark = pytest.mark.django_db
 

@@ -33,3 +33,14 @@ def test_every_memory_subpackage_is_on_the_map_with_modules_that_exist():
     assert set(rows) == packages(ROOT / "memory")
     for name in rows:
         assert (ROOT / "memory" / name / "__init__.py").exists(), name
+
+
+def test_no_test_file_imports_another_test_file():
+    """Shared steps live in tests/support/ or conftest.py: a test file is read alone, and moving one never breaks
+    another."""
+    importing = {
+        path.name: found
+        for path in sorted((ROOT / "tests").rglob("test_*.py"))
+        if (found := re.findall(r"^\s*(?:from|import) tests\.(test_\w+)", path.read_text(), re.MULTILINE))
+    }
+    assert importing == {}

@@ -8,7 +8,7 @@ from django.test import Client
 
 from console.login_throttle import BUDGETS
 from tenants.tenant_admin import create_operator
-from tests.concurrency import at_once
+from tests.support.concurrency import at_once
 
 PASSWORD = "olga-real-password"
 

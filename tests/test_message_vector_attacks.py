@@ -17,7 +17,7 @@ from memory.text.embeddings import CachingEmbedder, EmbeddingUnavailable, _norma
 from memory.turns import pipeline
 from memory.turns.take_turn import take_turn
 from tenants import scope
-from tests.test_message_vector_for_the_worker import pending_vector, queued, work
+from tests.support.worker import pending_vector, queued, work
 
 SAID = "Thanks so much. We run a fleet of four vans. Our renewal is in May."
 
@@ -198,7 +198,7 @@ def test_a_vector_stored_under_the_previous_model_is_not_used_after_a_model_chan
     """A turn queued before an embedding-model deploy and processed after it (before `reembed` runs, or
     racing it): the stored vector passes the unit-norm check, so without the engine's name stored with
     it the worker wrote the new memory with the previous model's vector (review finding, fixed)."""
-    from tests.test_message_vector_for_the_worker import current_facts
+    from tests.support.worker import current_facts
 
     turn = queued(space_a, "We run a fleet of four vans.")
     current = vectors.get_embedder()

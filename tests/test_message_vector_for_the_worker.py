@@ -11,47 +11,15 @@ import pytest
 from django.utils import timezone
 
 from memory.forgetting.retention import expire_space
-from memory.models import Memory, Message, Turn
+from memory.models import Message, Turn
 from memory.text import vectors
-from memory.text.embeddings import stored_vector
-from memory.turns.pipeline import run_turn
-from memory.turns.take_turn import take_turn
 from tenants import scope
 from tenants.models import Space
-from tests.test_turn_cost import CountingEmbedder
-from tests.test_turn_reliability import FLEET, make_due
+from tests.support.worker import FLEET, current_facts, make_due, pending_vector, queued, work
 
 pytestmark = pytest.mark.django_db
 
 SENTENCE = "We run a fleet of four vans."
-
-
-@pytest.fixture
-def embedder(monkeypatch):
-    counting = CountingEmbedder(vectors.get_embedder())
-    monkeypatch.setattr(vectors, "get_embedder", lambda: counting)
-    return counting
-
-
-def queued(space, message, *, session_id="s", recall=True):
-    """The API without ``wait``: store, forget check, recall, queue; the worker has not run."""
-    with scope.tenant_scope(space.tenant_id, space):
-        return take_turn(space=space, message=message, actor="test", session_id=session_id, recall=recall).turn
-
-
-def work(space, turn) -> str:
-    return run_turn(tenant_id=str(space.tenant_id), space_id=str(space.id), turn_id=str(turn.id))
-
-
-def pending_vector(space, turn):
-    with scope.tenant_scope(space.tenant_id, space):
-        [message] = Message.objects.filter(pk__in=turn.message_ids)
-        return None if message.pending_embedding is None else stored_vector(message.pending_embedding)
-
-
-def current_facts(space):
-    with scope.tenant_scope(space.tenant_id, space):
-        return {m.content: stored_vector(m.embedding) for m in Memory.objects.filter(kind="fact", superseded_by=None)}
 
 
 def fresh(space, text):

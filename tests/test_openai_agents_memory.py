@@ -18,7 +18,7 @@ from openai import AsyncOpenAI
 
 from memory.models import Message
 from tenants import scope
-from tests.model_servers import ModelHandler, completion, serving
+from tests.support.model_servers import ModelHandler, completion, serving
 
 FACT = "Hi! We run a fleet of four vans. Can you check my invoice?"
 VANS = "We run a fleet of four vans."

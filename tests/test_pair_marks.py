@@ -10,7 +10,7 @@ from memory.text.digests import keyword_digests
 from memory.text.vectors import embed_for_space
 from tenants import scope
 from tests.conftest import make_space
-from tests.test_console_permissions import login
+from tests.support.console import login
 
 pytestmark = pytest.mark.django_db
 SAME = ("Our busiest season is December.", "December is our busiest season.")

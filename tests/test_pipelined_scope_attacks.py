@@ -83,7 +83,7 @@ def test_scope_value_is_a_parameter_not_sql(space_a):
 def test_two_requests_on_one_thread_do_not_share_a_scope(client_a, client_b, space_a, space_b):
     from django.urls import reverse
 
-    from tests.test_recall import tell
+    from tests.support.recall import tell
 
     tell(client_a, space_a, "Alice's vans are blue.")
     tell(client_b, space_b, "Bob's vans are red.")

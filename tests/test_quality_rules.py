@@ -9,7 +9,7 @@ import pytest
 
 from memory.dedup.merge_rule import is_restatement, same_terms
 from memory.forgetting.judge import read_intent
-from tests.test_recall import recall, tell
+from tests.support.recall import recall, tell
 
 DATA = Path(__file__).resolve().parent.parent / "eval" / "data"
 

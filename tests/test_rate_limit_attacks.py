@@ -10,8 +10,8 @@ from django.conf import settings as django_settings
 from django.db import connection, connections
 
 from tenants.request_budget import Rate, spend
-from tests.concurrency import at_once
 from tests.conftest import api_client
+from tests.support.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
 

@@ -8,25 +8,9 @@ from memory.models import Memory
 from memory.text.analysis import search_tokens
 from tenants import scope
 from tests.conftest import make_space
+from tests.support.recall import contents, recall, tell
 
 pytestmark = pytest.mark.django_db
-
-
-def tell(client, space, *messages, session="s1"):
-    url = reverse("turn-create", args=[space.external_id]) + "?wait=true"
-    for index, message in enumerate(messages):
-        response = client.post(url, {"message": message, "session_id": f"{session}-{index}"}, format="json")
-        assert response.json()["status"] == "done", response.content
-
-
-def recall(client, space, query, **extra):
-    response = client.post(reverse("recall", args=[space.external_id]), {"query": query, **extra}, format="json")
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
-def contents(body):
-    return [m["content"] for m in body["memories"]]
 
 
 def test_an_account_with_unrelated_memories_recalls_nothing(client_a, space_a):

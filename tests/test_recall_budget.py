@@ -6,7 +6,7 @@ import datetime
 import pytest
 from django.urls import reverse
 
-from tests.test_recall_long_history import tell_at
+from tests.support.recall import tell_at
 
 pytestmark = pytest.mark.django_db
 

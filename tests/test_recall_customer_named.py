@@ -10,8 +10,7 @@ from django.urls import reverse
 from memory.recall.customer_named import customer_named_in, without_names
 from tenants import scope
 from tests.conftest import make_space
-from tests.test_recall import contents, recall
-from tests.test_recall_long_history import tell_at
+from tests.support.recall import contents, recall, tell_at
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +128,7 @@ def test_a_word_that_names_someone_or_something_else_is_not_taken_for_the_custom
 def test_an_operator_sees_in_the_playground_that_the_question_was_read_as_about_the_customer(
     client, client_a, tenant_a
 ):
-    from tests.test_console_investigation import login
+    from tests.support.console import login
 
     space = named_space(client_a, tenant_a, "playground", "Gina Rossi", "I just launched an ad campaign for my store.")
     login(client, tenant_a, "operator")

@@ -4,21 +4,13 @@ and a character budget filled with statements rather than bare topic names."""
 import datetime
 
 import pytest
-from django.urls import reverse
 
 from memory.recall import search as recall_service
 from memory.recall.prompt_block import pack_hits
 from tenants import scope
-from tests.test_recall import contents, recall
+from tests.support.recall import contents, recall, tell_at
 
 pytestmark = pytest.mark.django_db
-
-
-def tell_at(client, space, message, at, session):
-    url = reverse("turn-create", args=[space.external_id]) + "?wait=true"
-    body = {"message": message, "session_id": session, "at": at.isoformat()}
-    response = client.post(url, body, format="json")
-    assert response.json()["status"] == "done", response.content
 
 
 def test_an_event_told_yesterday_is_recalled_with_the_date_it_happened(client_a, space_a):

@@ -13,7 +13,7 @@ from tenants import scope
 from tenants.api_keys import known_keys, revoke_api_key
 from tenants.encrypted_fields import Sealed
 from tenants.models import ApiKey, Space
-from tests.test_recall import tell
+from tests.support.recall import tell
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ does not get the customer's own address, "Where does my brother live?" gets the 
 
 import pytest
 
-from tests.test_recall import contents, recall, tell
+from tests.support.recall import contents, recall, tell
 
 pytestmark = pytest.mark.django_db
 

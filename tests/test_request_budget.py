@@ -9,8 +9,8 @@ from django.conf import settings
 from django.db import connection
 
 from tenants.request_budget import Rate, spend
-from tests.concurrency import at_once
 from tests.conftest import api_client
+from tests.support.concurrency import at_once
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,6 @@ from django.urls import reverse
 
 from memory.models import Memory, Turn
 from memory.recall import search
-from memory.text import vectors
 from memory.turns.pipeline import run_turn
 from memory.turns.take_turn import take_turn
 from tenants import scope
@@ -29,26 +28,6 @@ PLAIN_TURN_REQUEST_STATEMENTS = 12
 # and vector): 26 before, 24 once the writer stopped opening a savepoint inside the attempt's.
 # The message's vector is read with the messages and dropped in the statement that drops its text.
 WORKER_TURN_STATEMENTS = 24
-
-
-class CountingEmbedder:
-    """The real embedder, with every call recorded: (texts, query?)."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.name = inner.name
-        self.calls: list[tuple[list[str], bool]] = []
-
-    def embed(self, texts, *, query=False, **options):
-        self.calls.append((list(texts), query))
-        return self.inner.embed(texts, query=query, **options)
-
-
-@pytest.fixture
-def embedder(monkeypatch):
-    counting = CountingEmbedder(vectors.get_embedder())
-    monkeypatch.setattr(vectors, "get_embedder", lambda: counting)
-    return counting
 
 
 def post_turn(client, space, message, *, wait=False, **extra):

@@ -13,23 +13,12 @@ from memory.turns.intake import receive_turn
 from memory.turns.pipeline import attempt_turn, requeue_due_turns, run_turn
 from tenants import scope
 from tests.conftest import make_space
-
-FLEET = {
-    "entries": [
-        {"kind": "fact", "content": "We run a fleet of four vans.", "topic": "fleet", "importance": 0.7,
-         "keywords": ["fleet"], "quote": "We run a fleet of four vans", "event_days_ago": None}
-    ]
-}  # fmt: skip
+from tests.support.worker import FLEET, make_due
 
 
 def turn_state(space, turn_id):
     with scope.tenant_scope(space.tenant_id, space):
         return Turn.objects.get(pk=turn_id)
-
-
-def make_due(space, turn_id):
-    with scope.tenant_scope(space.tenant_id, space):
-        Turn.objects.filter(pk=turn_id).update(next_attempt_at=timezone.now() - datetime.timedelta(seconds=1))
 
 
 def facts(space):

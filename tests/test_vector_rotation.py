@@ -28,7 +28,7 @@ from tenants import scope
 from tenants.models import SpaceKey
 from tenants.space_keys import data_key_cache
 from tests.conftest import make_space
-from tests.test_vectors_keyed_per_space import FACTS, QUERIES, dumped_vectors, store
+from tests.support.vectors import FACTS, QUERIES, dumped_vectors, store
 
 structured_rotation = importlib.import_module("memory.migrations.0016_vectors_structured_rotation")
 
