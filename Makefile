@@ -23,13 +23,13 @@ $(STAMP): requirements.txt
 venv: $(STAMP)
 
 db-start: $(STAMP)
-	$(PY) -m config.embedded_postgres start
+	$(PY) -m database.embedded_postgres start
 
 db-status: $(STAMP)
-	$(PY) -m config.embedded_postgres status
+	$(PY) -m database.embedded_postgres status
 
 stop: $(STAMP)
-	$(PY) -m config.embedded_postgres stop
+	$(PY) -m database.embedded_postgres stop
 
 migrate: db-start
 	$(DEV_ENV) $(PY) manage.py migrate --no-input

@@ -126,7 +126,7 @@ def main(seconds: float = 60.0) -> str:
     setup_django()
     from django.db import connection
 
-    from config import embedded_postgres
+    from database import embedded_postgres
     from tenants import scope, spaces
     from tenants.api_keys import issue_api_key
     from tenants.tenant_admin import create_tenant

@@ -124,7 +124,7 @@ def fresh_mem0_database() -> str:
     import psycopg
     from psycopg import sql
 
-    from config.embedded_postgres import superuser_conninfo
+    from database.embedded_postgres import superuser_conninfo
 
     admin = superuser_conninfo("postgres")
     if admin is None:
@@ -139,7 +139,7 @@ def drop_mem0_database() -> None:
     import psycopg
     from psycopg import sql
 
-    from config.embedded_postgres import superuser_conninfo
+    from database.embedded_postgres import superuser_conninfo
 
     with psycopg.connect(superuser_conninfo("postgres"), autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(MEM0_DATABASE)))

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from config.cpu_quota import usable_cores
-from config.database_url import database_settings_from_url
+from database.url import database_settings_from_url
 
 # One compute thread for numpy, and one for the embedding model unless the machine's cores are free
 # (memory/text/compute_threads.py decides per call; these are read when the libraries load, so they
@@ -154,7 +154,7 @@ TEMPLATES = [
 ]
 
 # The runtime role (DATABASE_URL) reads and writes rows; the owner (the migration URL) owns the schema
-# and runs migrate/flush (config/database_roles.py). Both name the same database.
+# and runs migrate/flush (database/roles.py). Both name the same database.
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 ENGRAM_MIGRATION_DATABASE_URL = os.environ.get("ENGRAM_MIGRATION_DATABASE_URL", "")
 if DATABASE_URL:
@@ -164,7 +164,7 @@ if DATABASE_URL:
         raise ImproperlyConfigured("ENGRAM_MIGRATION_DATABASE_URL must name the same database as DATABASE_URL.")
     ENGRAM_EMBEDDED_DATABASE = False
 else:
-    from config import embedded_postgres
+    from database import embedded_postgres
 
     _server = embedded_postgres.ensure_running()
     _database = {
@@ -180,7 +180,7 @@ else:
     _owner = {**_database, "USER": embedded_postgres.OWNER_ROLE}
     ENGRAM_EMBEDDED_DATABASE = True
 # PostgreSQL, with the test database created and dropped as the owner.
-_database["ENGINE"] = "config.postgres_backend"
+_database["ENGINE"] = "database.postgres_backend"
 ENGRAM_RUNTIME_DATABASE_ROLE = _database["USER"]
 ENGRAM_DATABASE_OWNER = (
     {key: _owner[key] for key in ("USER", "PASSWORD", "HOST", "PORT", "OPTIONS")} if _owner else None
@@ -190,7 +190,7 @@ ENGRAM_DATABASE_OWNER = (
 _database["ATOMIC_REQUESTS"] = True
 # Each process holds at most ENGRAM_DB_CONNECTIONS connections, whatever its threads do: Django's
 # psycopg pool for requests and tasks, and a small pool beside it for the rate limit's autocommit
-# statement (config/postgres_backend). A thread that finds none free waits ENGRAM_DB_POOL_TIMEOUT
+# statement (database/postgres_backend). A thread that finds none free waits ENGRAM_DB_POOL_TIMEOUT
 # seconds, then its request is a 503 with Retry-After (config/database_unavailable.py) — persistent
 # per-thread connections grew with every thread runserver started and ran the server out of slots.
 ENGRAM_DB_CONNECTIONS = int(os.environ.get("ENGRAM_DB_CONNECTIONS", "6"))

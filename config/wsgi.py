@@ -28,7 +28,7 @@ documented_parameters()
 # a pool's threads do not survive a fork. Each worker opens its own pools on first use.
 from django.db import connections  # noqa: E402
 
-from config.database_roles import close_with_pools  # noqa: E402
+from database.roles import close_with_pools  # noqa: E402
 
 for _connection in connections.all(initialized_only=True):
     close_with_pools(_connection)

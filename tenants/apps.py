@@ -6,7 +6,7 @@ class TenantsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from config import database_roles
+        from database import roles as database_roles
         from tenants import checks  # noqa: F401  (registers the system checks)
 
         database_roles.install(self)

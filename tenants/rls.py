@@ -4,7 +4,7 @@ Policies read two transaction-local settings that ``tenants.scope`` sets inside 
 transaction: ``engram.tenant_id`` and, for the turn loop, ``engram.space_id``. With neither set a
 query sees no tenant rows at all. ``FORCE ROW LEVEL SECURITY`` makes the policies apply to the
 table owner too (the owner role, which runs migrations). The runtime role the server connects as
-owns no table, so it can neither lift these policies nor drop them (config/database_roles.py).
+owns no table, so it can neither lift these policies nor drop them (database/roles.py).
 
 In a migration::
 

@@ -2,7 +2,7 @@
 
 Everything runs against the real PostgreSQL (the embedded server unless DATABASE_URL is set) as
 the runtime role, which owns nothing (the owner role only creates, migrates, flushes and drops the
-test database: config/database_roles.py), so row-level security is in force in every test.
+test database: database/roles.py), so row-level security is in force in every test.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def superuser_conninfo(settings) -> str:
 
     from django.db import connection
 
-    from config import embedded_postgres
+    from database import embedded_postgres
 
     db = connection.settings_dict
     if settings.ENGRAM_EMBEDDED_DATABASE:

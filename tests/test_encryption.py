@@ -54,7 +54,7 @@ def set_raw_content(memory, blob):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_database_dump_contains_none_of_the_stored_sentences(tenant_a, superuser_conninfo):
-    from config import embedded_postgres
+    from database import embedded_postgres
 
     space = make_space(tenant_a, "dumped")
     for sentence in SENTENCES:

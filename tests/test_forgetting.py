@@ -133,7 +133,7 @@ def test_the_forget_message_never_recreates_what_it_deleted(client_a, space_a):
 
 @pytest.mark.django_db(transaction=True)
 def test_after_deletion_the_text_is_gone_from_recall_and_from_a_dump(tenant_a, superuser_conninfo):
-    from config import embedded_postgres
+    from database import embedded_postgres
     from tenants.api_keys import issue_api_key
     from tests.conftest import api_client, make_space
 

@@ -180,7 +180,7 @@ def test_the_side_connection_sees_no_tenant_rows_without_a_scope(key_a, space_a,
 
 
 def test_the_side_connection_takes_the_role_the_main_one_assumes(superuser_conninfo):
-    """DATABASE_URL's query string becomes OPTIONS (config/database_url.py), so `?assume_role=...` is a
+    """DATABASE_URL's query string becomes OPTIONS (database/url.py), so `?assume_role=...` is a
     supported setting: Django's main connection runs `SET ROLE` on connect; the side connection must too
     (review finding, fixed)."""
     runtime = django_settings.ENGRAM_RUNTIME_DATABASE_ROLE

@@ -3,7 +3,7 @@
 from django.core.management.commands.flush import Command as DjangoFlushCommand
 from django.db import connections
 
-from config.database_roles import as_owner
+from database.roles import as_owner
 
 
 class Command(DjangoFlushCommand):

@@ -7,13 +7,13 @@ bootstraps it as the server's superuser:
 - the owner role (``engram_owner``): owns the application database and every table, runs the
   migrations and creates the test databases (CREATEDB); neither SUPERUSER nor BYPASSRLS;
 - the runtime role (``engram_app``): LOGIN only; it owns nothing and gets its row privileges from
-  the owner after each migration (config/database_roles.py), so it can neither lift row-level
+  the owner after each migration (database/roles.py), so it can neither lift row-level
   security nor touch the schema;
 - the application database, owned by the owner role;
 - the ``vector`` extension in that database and in ``template1`` (pgvector is not a trusted
   extension, and test databases are copied from ``template1``).
 
-This module imports nothing from Django, so ``python -m config.embedded_postgres stop`` works
+This module imports nothing from Django, so ``python -m database.embedded_postgres stop`` works
 without settings.
 """
 

@@ -11,7 +11,7 @@ from django.db.backends.postgresql.creation import DatabaseCreation
 from psycopg_pool import ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
-from config.database_roles import as_owner
+from database.roles import as_owner
 
 # psycopg_pool retries a failed connection after 1 s, doubling each time: after a minute's database restart
 # it would wait half a minute more before trying again, and every request meanwhile is a 503. Retrying twice
