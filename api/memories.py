@@ -14,6 +14,7 @@ from memory.dedup import edits
 from memory.forgetting import deletion
 from memory.forgetting.deletion import DeletionContext
 from memory.models import DeletionAudit
+from memory.store import reads
 
 
 class MemoryList(GenericAPIView):
@@ -31,7 +32,7 @@ class MemoryList(GenericAPIView):
     def get(self, request, external_id):
         space = space_in_scope(request, external_id)
         params = request.query_params
-        queryset = edits.memories_of(
+        queryset = reads.memories_of(
             space,
             kind=params.get("kind") or None,
             topic=params.get("topic") or None,
@@ -47,12 +48,12 @@ class MemoryDetail(APIView):
     @extend_schema(responses=MemoryOutput)
     def get(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
-        return Response(MemoryOutput(edits.find_memory(space=space, memory_id=memory_id)).data)
+        return Response(MemoryOutput(reads.find_memory(space=space, memory_id=memory_id)).data)
 
     @extend_schema(request=MemoryUpdateInput, responses=MemoryOutput)
     def patch(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
-        memory = edits.find_memory(space=space, memory_id=memory_id)
+        memory = reads.find_memory(space=space, memory_id=memory_id)
         data = MemoryUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(MemoryOutput(edits.edit_memory(memory=memory, **data.validated_data)).data)
@@ -61,7 +62,7 @@ class MemoryDetail(APIView):
     def delete(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
         deletion.delete_memory(
-            memory=edits.find_memory(space=space, memory_id=memory_id),
+            memory=reads.find_memory(space=space, memory_id=memory_id),
             space=space,
             context=DeletionContext(cause=DeletionAudit.Cause.API_KEY, actor=api_actor(request)),
         )
@@ -74,8 +75,8 @@ class MemoryHistory(APIView):
     @extend_schema(responses=MemoryOutput(many=True))
     def get(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
-        memory = edits.find_memory(space=space, memory_id=memory_id)
-        return Response(MemoryOutput(edits.history_of(memory), many=True).data)
+        memory = reads.find_memory(space=space, memory_id=memory_id)
+        return Response(MemoryOutput(reads.history_of(memory), many=True).data)
 
 
 class MemoryRestore(APIView):
@@ -89,5 +90,5 @@ class MemoryRestore(APIView):
     )
     def post(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
-        memory = edits.find_memory(space=space, memory_id=memory_id)
+        memory = reads.find_memory(space=space, memory_id=memory_id)
         return Response(MemoryOutput(edits.restore_memory(memory=memory)).data)

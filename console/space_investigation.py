@@ -12,9 +12,9 @@ import dataclasses
 import datetime
 import json
 
-from memory.dedup import edits
 from memory.forgetting import conversational
 from memory.models import DeletionAudit, Memory, Message, Session, Turn
+from memory.store import reads
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +31,7 @@ def matching_memories(space, wanted: MemoryFilter) -> list[Memory]:
 
     Raises ``ValidationError`` for a kind that does not exist (from the shared selector).
     """
-    rows = edits.memories_of(space, kind=wanted.kind, topic=wanted.topic).select_related("source_message")
+    rows = reads.memories_of(space, kind=wanted.kind, topic=wanted.topic).select_related("source_message")
     if wanted.since:
         rows = rows.filter(updated_at__gte=wanted.since)
     if wanted.until:

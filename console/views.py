@@ -24,6 +24,7 @@ from memory.dedup import edits
 from memory.forgetting.deletion import DeletionContext, delete_memory
 from memory.models import DeletionAudit, Episode, Memory, Turn
 from memory.shared.storing import describe
+from memory.store import reads
 from memory.turns import pipeline
 from tenants import spaces
 from tenants.models import Space
@@ -141,7 +142,7 @@ def _cases(space, show_text: bool) -> list[dict]:
 
 
 def _memory_row(memory: Memory, show_text: bool, origin_turn: Turn | None, source: dict | None = None) -> dict:
-    history = edits.history_of(memory)[1:]
+    history = reads.history_of(memory)[1:]
     return {
         "id": memory.id,
         "kind": memory.kind,
@@ -185,7 +186,7 @@ def _turn_row(turn: Turn, forgotten: list) -> dict:
 def memory_delete(request, external_id, memory_id):
     """GET: confirm. POST: delete through the same audited service as the API."""
     space = _space(request, external_id)
-    memory = edits.find_memory(space=space, memory_id=memory_id)
+    memory = reads.find_memory(space=space, memory_id=memory_id)
     if request.method == "POST":
         delete_memory(
             memory=memory,
@@ -194,7 +195,7 @@ def memory_delete(request, external_id, memory_id):
         )
         messages.success(request, "The memory and its history were deleted; the deletion is in the audit.")
         return redirect("console:space", external_id=space.external_id)
-    history = edits.history_of(memory)
+    history = reads.history_of(memory)
     return render(request, "console/memory_delete.html", {"space": space, "memory": memory, "history": history})
 
 
@@ -202,7 +203,7 @@ def memory_delete(request, external_id, memory_id):
 def memory_restore(request, external_id, memory_id):
     """POST: make an earlier version current again, through the same service as the API."""
     space = _space(request, external_id)
-    memory = edits.find_memory(space=space, memory_id=memory_id)
+    memory = reads.find_memory(space=space, memory_id=memory_id)
     if request.method != "POST":
         return redirect("console:space", external_id=space.external_id)
     try:
@@ -218,7 +219,7 @@ def memory_restore(request, external_id, memory_id):
 def memory_edit(request, external_id, memory_id):
     """GET: the form. POST: the same edit service the API's PATCH calls."""
     space = _space(request, external_id)
-    memory = edits.find_memory(space=space, memory_id=memory_id)
+    memory = reads.find_memory(space=space, memory_id=memory_id)
     errors = []
     if request.method == "POST":
         try:
@@ -245,7 +246,7 @@ def memory_edit(request, external_id, memory_id):
     return render(
         request,
         "console/memory_edit.html",
-        {"space": space, "memory": memory, "form": form, "errors": errors, "history": edits.history_of(memory)},
+        {"space": space, "memory": memory, "form": form, "errors": errors, "history": reads.history_of(memory)},
         status=error_status(request, errors),
     )
 

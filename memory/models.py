@@ -31,7 +31,7 @@ class SpaceOwned(models.Model):
 
     ``tenant_id`` is the column row-level security filters on (``tenants.rls``, called by the
     migrations); the space is the unit of the encryption key and of the write lock
-    (``memory.dedup.lock``). A model that wants a reverse accessor on ``Space`` redeclares
+    (``memory.store.lock``). A model that wants a reverse accessor on ``Space`` redeclares
     ``space = space_key("name")``.
     """
 

@@ -1,6 +1,6 @@
 """A forget and a merge of the same memory, on two real connections: the forgotten row never comes back.
 
-Deletion takes the writer's space lock first (memory.dedup.lock). Each test pauses one side at the
+Deletion takes the writer's space lock first (memory.store.lock). Each test pauses one side at the
 exact point of the race, lets the other side run until it has either finished or is waiting for a
 lock in PostgreSQL, then lets the first go on. Without the lock in the deleting path the merge saves
 the deleted row back (Django's save() inserts a row whose UPDATE finds nothing) and these tests fail.

@@ -25,7 +25,7 @@ from mcp_types import REQUEST_TIMEOUT
 from mcp_server.gateway import engram_for
 from mcp_server.http_app import http_app
 from mcp_server.tools import build_server
-from memory.dedup.lock import lock_space
+from memory.store.lock import lock_space
 from tenants.api_keys import issue_api_key
 
 FACT = "Hi! We run a fleet of four vans. Can you check my invoice?"

@@ -1,68 +1,20 @@
-"""Operator edits of stored memories, and the read-side selectors the API and console share."""
+"""Operator edits of stored memories: restore an earlier version, change a memory's text, topic or importance.
+The reads they share with the API and the console are ``memory.store.reads``."""
 
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import Http404
 
 from core.errors import Conflict
-from memory.dedup.lock import lock_space
 from memory.dedup.writer import index_digests, keep_as_history
 from memory.extraction.engine import Candidate
 from memory.models import Memory
+from memory.store.lock import lock_space
+from memory.store.reads import current_version_of, reread
 from memory.text.digests import topic_digest
 from memory.text.vectors import embed_for_space
 from tenants.input_rules import unstorable_refusal
-
-
-def memories_of(space, *, kind: str | None = None, topic: str | None = None, include_superseded: bool = False):
-    queryset = Memory.objects.filter(space=space).select_related("source_session")
-    if not include_superseded:
-        queryset = queryset.filter(superseded_by__isnull=True)
-    if kind:
-        if kind not in Memory.Kind.values:
-            raise ValidationError({"kind": [f"Choose from {', '.join(Memory.Kind.values)}."]})
-        queryset = queryset.filter(kind=kind)
-    if topic:
-        queryset = queryset.filter(topic_digest=topic_digest(space.id, topic))
-    return queryset.order_by("-updated_at", "id")
-
-
-def find_memory(*, space, memory_id) -> Memory:
-    memory = Memory.objects.filter(space=space, pk=memory_id).select_related("source_session").first()
-    if memory is None:
-        raise Http404("No such memory.")
-    return memory
-
-
-def history_of(memory: Memory) -> list[Memory]:
-    """The memory and the versions it superseded, newest first."""
-    chain, frontier, seen = [memory], [memory.pk], {memory.pk}
-    while frontier:
-        rows = Memory.objects.filter(superseded_by__in=frontier).order_by("-created_at")
-        older = [m for m in rows if m.pk not in seen]
-        chain.extend(older)
-        seen.update(m.pk for m in older)
-        frontier = [m.pk for m in older]
-    return chain
-
-
-def current_version_of(memory: Memory) -> Memory:
-    """The active memory at the end of ``memory``'s chain of supersessions."""
-    current, seen = memory, {memory.pk}
-    while current.superseded_by_id is not None and current.superseded_by_id not in seen:
-        seen.add(current.superseded_by_id)
-        current = Memory.objects.get(pk=current.superseded_by_id)
-    return current
-
-
-def reread(memory: Memory) -> None:
-    """The row as it is now, read under the space's lock: one forgotten while we waited is a 404, not a crash."""
-    try:
-        memory.refresh_from_db()
-    except Memory.DoesNotExist:
-        raise Http404("No such memory.") from None
 
 
 @transaction.atomic

@@ -25,7 +25,6 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from pgvector.django import CosineDistance
 
-from memory.dedup.lock import lock_space
 from memory.dedup.merge_rule import (
     is_correction,
     is_restatement,
@@ -36,6 +35,7 @@ from memory.dedup.merge_rule import (
 )
 from memory.extraction.grounding import Grounded
 from memory.models import Memory, Message, Session, Turn
+from memory.store.lock import lock_space
 from memory.text.analysis import normalise, search_tokens
 from memory.text.digests import keyword_digests, topic_digest
 from memory.understanding.readings import read, read_one

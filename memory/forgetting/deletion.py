@@ -7,7 +7,7 @@ the text of every customer message they were derived from, merged mentions inclu
 lines answering those messages' turns (the empty rows stay, so a replayed message finds its turn). No
 archive, no soft delete. What was deleted is read back to the caller before the rows go.
 
-Under the space's write lock (``memory.dedup.lock``), taken before any row is read or touched — the
+Under the space's write lock (``memory.store.lock``), taken before any row is read or touched — the
 writer's order, space then rows, so the two queue instead of deadlocking. Without it a merge that
 had read the memory just before it was forgotten saves it back: Django's save() of a row whose
 UPDATE finds nothing inserts it again, and the customer's "forget that" is undone.
@@ -19,10 +19,10 @@ import dataclasses
 
 from django.db import transaction
 
-from memory.dedup.edits import history_of
-from memory.dedup.lock import lock_space
 from memory.forgetting.audit import record_deletion
 from memory.models import Memory, Message, Turn
+from memory.store.lock import lock_space
+from memory.store.reads import history_of
 from memory.telemetry import traced
 
 

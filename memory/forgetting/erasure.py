@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from memory.dedup.lock import lock_space
 from memory.forgetting.audit import record_deletion
 from memory.models import DeletionAudit, Memory
+from memory.store.lock import lock_space
 from tenants import spaces
 
 

@@ -20,9 +20,9 @@ from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from memory.dedup.lock import lock_space
 from memory.forgetting.deletion import DeletionContext, delete_memories
 from memory.models import DeletionAudit, Memory, Message
+from memory.store.lock import lock_space
 from tenants.space_settings import effective_settings
 
 ACTOR = "retention sweep"

@@ -19,11 +19,11 @@ from django.db import transaction
 from django.http import Http404
 
 from core.errors import Conflict, DomainError
-from memory.dedup.lock import lock_space
 from memory.forgetting.audit import record_deletion
 from memory.models import DeletionAudit, Episode, EpisodeKey
 from memory.shared.agents import note_agent
 from memory.shared.matching import Match, PreparedInputs, duplicates_of, prepare_inputs, require_shared
+from memory.store.lock import lock_space
 from memory.text.digests import keyword_digests
 from tenants.models import Space
 from tenants.space_settings import effective_settings

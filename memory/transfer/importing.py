@@ -17,9 +17,9 @@ import numpy as np
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
-from memory.dedup.lock import lock_space
 from memory.models import EMBEDDING_DIMENSIONS, Episode, Memory
 from memory.shared.storing import write_keys
+from memory.store.lock import lock_space
 from memory.text.analysis import search_tokens
 from memory.text.digests import digest, keyword_digests, topic_digest
 from memory.text.embeddings import get_embedder
