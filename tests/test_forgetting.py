@@ -9,11 +9,11 @@ from django.db import connection
 from django.db.utils import InternalError, ProgrammingError
 from django.urls import reverse
 
-from memory.extraction import lexicon
 from memory.forgetting.conversational import confirmation_for, confirmation_on_record
 from memory.forgetting.deletion import Deleted
 from memory.forgetting.judge import read_intent
 from memory.models import DeletionAudit, Memory, Message
+from memory.text import lexicon
 from memory.text.vectors import embed_for_space
 from tenants import scope
 from tenants.models import SpaceKey

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from memory.extraction import lexicon
+from memory.text import lexicon
 from memory.text.analysis import normalise
 
 

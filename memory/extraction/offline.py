@@ -26,8 +26,8 @@ import itertools
 import re
 from functools import lru_cache
 
-from memory.extraction import lexicon
 from memory.extraction.engine import Candidate, CustomerText
+from memory.text import lexicon
 from memory.text.analysis import (
     content_terms,
     detect_language,

@@ -32,12 +32,12 @@ import numpy as np
 from django.db.models import Q
 from pgvector.django import CosineDistance
 
-from memory.extraction import lexicon
 from memory.forgetting import targets
 from memory.forgetting.deletion import Deleted, DeletionContext, delete_memories
 from memory.forgetting.judge import ForgetIntent, Offered, judge, model_judges, read_intent
 from memory.models import Memory
 from memory.telemetry import traced
+from memory.text import lexicon
 from memory.text.analysis import carries_words, detect_language, normalise, search_tokens
 from memory.text.cross_language import translated_tokens
 from memory.text.digests import keyword_digests, topic_digest

@@ -2,7 +2,7 @@
 
 Whether a message is a request to forget, a correction or neither, and what attribute it is about, is the
 learned reading of its sentences (``memory.understanding.readings``), in any language. The rule set in
-``memory.extraction.lexicon`` stays as a helper and a bound: it cuts the target's words out of a request it
+``memory.text.lexicon`` stays as a helper and a bound: it cuts the target's words out of a request it
 reads ("forget my OLD address IN KAZAN"), and it can only veto — a forget verb negated, asked about,
 reported or in the past ("don't forget …", "how do I delete …", "I forgot my password") asks nothing,
 whatever the model says. A request no list read (a language or a phrasing no list knows) may take only
@@ -19,9 +19,9 @@ import re
 
 from django.conf import settings
 
-from memory.extraction import lexicon
 from memory.forgetting import targets
 from memory.llm.errors import ModelUnavailable
+from memory.text import lexicon
 from memory.text.analysis import LATIN_LANGUAGES, detect_language, normalise, search_tokens, split_sentences
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
 

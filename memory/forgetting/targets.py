@@ -1,7 +1,7 @@
 """What a forget request points at when it names an attribute rather than the words of a memory.
 
 "Forget my phone number" shares no word with "+420 777 123 456 is my number", and "forget my
-city" none with "I live in Kazan". The rule set (``memory.extraction.lexicon.FORGET_ATTRIBUTES``) maps the
+city" none with "I live in Kazan". The rule set (``memory.text.lexicon.FORGET_ATTRIBUTES``) maps the
 request's words to an attribute and says which statements state it: a residence statement
 ("I live in …", "живу в …", "住んでいます"), a statement carrying a phone number or an e-mail
 address as a value, an allergy statement. A preference that merely mentions a phone is not a phone
@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from memory.extraction import lexicon
+from memory.text import lexicon
 from memory.text.analysis import normalise, same_stem, search_tokens
 
 # The learned attribute (``memory.understanding``) each rule attribute falls under.
