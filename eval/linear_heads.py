@@ -47,6 +47,11 @@ def accuracy_by(results: Iterable[tuple[Iterable[str], bool]]) -> dict[str, tupl
     return {key: (right, total) for key, (right, total) in tally.items()}
 
 
+def accuracy_rows(scores: dict[str, tuple[int, int]]) -> list[str]:
+    """``accuracy_by``'s tally as the rows of a markdown table: key, right of total, accuracy."""
+    return [f"| {key} | {right} / {total} | {right / total:.1%} |" for key, (right, total) in scores.items()]
+
+
 def train_or_report(train: Callable[[], None], report_lines: Callable[[], list[str]]) -> None:
     """``python -m eval.<reading> train`` fits and writes the weights; without arguments the held-out report is
     printed and written into docs/quality.md."""

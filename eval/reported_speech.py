@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.linear_heads import accuracy_by, fit_by_language_folds, save, train_or_report
+from eval.linear_heads import accuracy_by, accuracy_rows, fit_by_language_folds, save, train_or_report
 
 DATA = Path(__file__).resolve().parent / "data" / "reported_speech"
 C_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
@@ -79,7 +79,7 @@ def report_lines() -> list[str]:
         "| held out (it pl nl pt uk tr) | right | accuracy |",
         "|---|---|---|",
     ]
-    lines += [f"| {key} | {right} / {total} | {right / total:.1%} |" for key, (right, total) in scores.items()]
+    lines += accuracy_rows(scores)
     return lines
 
 

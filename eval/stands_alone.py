@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.linear_heads import accuracy_by, fit_by_language_folds, save, train_or_report
+from eval.linear_heads import accuracy_by, accuracy_rows, fit_by_language_folds, save, train_or_report
 
 DATA = Path(__file__).resolve().parent / "data" / "stands_alone"
 C_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
@@ -79,7 +79,7 @@ def report_lines() -> list[str]:
         "| held out | right | accuracy |",
         "|---|---|---|",
     ]
-    lines += [f"| {key} | {right} / {total} | {right / total:.1%} |" for key, (right, total) in scores.items()]
+    lines += accuracy_rows(scores)
     return lines
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.linear_heads import accuracy_by, fit_by_language_folds, save, train_or_report
+from eval.linear_heads import accuracy_by, accuracy_rows, fit_by_language_folds, save, train_or_report
 
 DATA = Path(__file__).resolve().parent / "data" / "understanding"
 C_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
@@ -65,7 +65,7 @@ def report_lines() -> list[str]:
         "| held out (it pt nl sv pl tr uk) | right | accuracy |",
         "|---|---|---|",
     ]
-    lines += [f"| {key} | {right} / {total} | {right / total:.1%} |" for key, (right, total) in score().items()]
+    lines += accuracy_rows(score())
     return lines
 
 
