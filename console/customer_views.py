@@ -27,10 +27,6 @@ def _space(request, external_id):
     return spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
 
 
-def _confirmed(request, space) -> bool:
-    return request.POST.get("confirm_id", "").strip() == space.external_id
-
-
 def _page(request, template: str, space, *, refused: bool = False):
     context = {
         "space": space,
@@ -41,14 +37,22 @@ def _page(request, template: str, space, *, refused: bool = False):
     return render(request, template, context, status=error_status(request, refused))
 
 
+def _unconfirmed(request, template: str, space):
+    """The confirmation page until the admin has typed the space id: on a GET, and again (400, nothing done) on a
+    POST without it; None once it is typed."""
+    if request.method != "POST":
+        return _page(request, template, space)
+    if request.POST.get("confirm_id", "").strip() != space.external_id:
+        return _page(request, template, space, refused=True)
+    return None
+
+
 @console_view(roles=ADMIN_ONLY)
 def space_export(request, external_id):
     """GET: what the file will hold. POST (the space id typed, a passphrase optional): the export file."""
     space = _space(request, external_id)
-    if request.method != "POST":
-        return _page(request, "console/space_export.html", space)
-    if not _confirmed(request, space):
-        return _page(request, "console/space_export.html", space, refused=True)
+    if (page := _unconfirmed(request, "console/space_export.html", space)) is not None:
+        return page
     # In the form's body, never the URL: a passphrase must not land in logs or the browser's history.
     passphrase = request.POST.get("passphrase") or None
     response = StreamingHttpResponse(export_lines(space, passphrase=passphrase), content_type="application/x-ndjson")
@@ -61,10 +65,8 @@ def space_export(request, external_id):
 def space_erase(request, external_id):
     """GET: what will go. POST (the space id typed): erase the space, its rows and its key."""
     space = _space(request, external_id)
-    if request.method != "POST":
-        return _page(request, "console/space_erase.html", space)
-    if not _confirmed(request, space):
-        return _page(request, "console/space_erase.html", space, refused=True)
+    if (page := _unconfirmed(request, "console/space_erase.html", space)) is not None:
+        return page
     residue = residue_key(space)
     erased = erase_space(space=space, actor=f"admin {request.user.username}")
     notice = f"Space {space.external_id} was erased: {erased} memories, each in the audit."
