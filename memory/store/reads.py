@@ -1,5 +1,6 @@
-"""The reads every capability shares: a space's memories by kind and topic, one memory, and its history (the
-versions it superseded) — what the API, the console, the MCP server and forgetting all list and look up."""
+"""The reads several capabilities share: a space's memories by kind and topic, one memory, and its history (the
+versions it superseded) — what the API (and through it the MCP server), the console, forgetting and the
+operator's edits list and look up."""
 
 from __future__ import annotations
 
