@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from api.authentication import ApiKeyAuthentication, ConsoleSessionAuthentication
 from api.memory_serializers import DeletionCheckInput, DeletionOutput
 from core.spreadsheet_cells import safe_row
-from memory.forgetting import audit
+from memory.forgetting import deletions, was_deleted
 from memory.models import DeletionAudit
 from tenants.models import Membership
 
@@ -107,7 +107,7 @@ class DeletionList(GenericAPIView):
         cause = params.get("cause") or None
         if cause and cause not in DeletionAudit.Cause.values:
             raise ValidationError({"cause": [f"Choose from {', '.join(DeletionAudit.Cause.values)}."]})
-        rows = audit.deletions(
+        rows = deletions(
             tenant_id=request.auth.tenant_id,
             space_external_id=params.get("space") or None,
             cause=cause,
@@ -136,7 +136,7 @@ class DeletionCheck(APIView):
     def post(self, request):
         data = DeletionCheckInput(data=request.data)
         data.is_valid(raise_exception=True)
-        rows = audit.was_deleted(
+        rows = was_deleted(
             tenant_id=request.auth.tenant_id,
             space_external_id=data.validated_data["space"],
             text=data.validated_data["text"],

@@ -26,9 +26,8 @@ from api.episode_serializers import (
     StoreOutput,
 )
 from api.parsers import SafeJSONParser
+from memory import shared
 from memory.models import Episode
-from memory.shared import matching, storing
-from memory.shared.search_keys import UploadedFile
 
 FILE_FIELD_PREFIX = "inputs."
 
@@ -51,7 +50,7 @@ def request_data(request) -> dict:
     for field, upload in request.FILES.items():
         if not field.startswith(FILE_FIELD_PREFIX):
             raise ValidationError({field: [f"Name file parts '{FILE_FIELD_PREFIX}<argument>'."]})
-        inputs[field[len(FILE_FIELD_PREFIX) :]] = UploadedFile(
+        inputs[field[len(FILE_FIELD_PREFIX) :]] = shared.UploadedFile(
             filename=upload.name or "upload", content_type=upload.content_type or "text/plain", data=upload.read()
         ).as_input()
     data["inputs"] = inputs
@@ -69,21 +68,21 @@ def agent_for(request, requested: str) -> str:
 def acting_agent(request) -> str | None:
     """Whose cases the caller may change: any with the admin scope, else only its key's agent's."""
     if "admin" in set(request.auth.scopes):
-        return storing.ANY_AGENT
+        return shared.ANY_AGENT
     return getattr(request.user, "agent", "") or ""
 
 
 def shared_space(request, external_id):
     space = space_in_scope(request, external_id)
-    matching.require_shared(space)
+    shared.require_shared(space)
     return space
 
 
-def store_response(result: storing.StoreResult) -> Response:
+def store_response(result: shared.StoreResult) -> Response:
     body = {
         "action": result.action,
-        "episode": storing.describe(result.episode),
-        "duplicates": [storing.describe_match(m) for m in result.duplicates[: storing.MAX_DUPLICATES_SHOWN]],
+        "episode": shared.describe(result.episode),
+        "duplicates": [shared.describe_match(m) for m in result.duplicates[: shared.MAX_DUPLICATES_SHOWN]],
     }
     if result.replaced_id:
         body["replaced_id"] = str(result.replaced_id)
@@ -91,8 +90,8 @@ def store_response(result: storing.StoreResult) -> Response:
     return Response(StoreOutput(body).data, status=code)
 
 
-def duplicate_choice(values: dict) -> storing.DuplicateChoice:
-    return storing.DuplicateChoice(
+def duplicate_choice(values: dict) -> shared.DuplicateChoice:
+    return shared.DuplicateChoice(
         on_duplicate=values.get("on_duplicate"),
         target_id=values.get("target_id"),
         sentiment_wins=values.get("sentiment_wins"),
@@ -117,7 +116,7 @@ class EpisodeListCreate(GenericAPIView):
                 raise ValidationError({"kind": [f"Choose from {', '.join(Episode.Kind.values)}."]})
             queryset = queryset.filter(kind=kind)
         page = self.paginate_queryset(queryset)
-        return self.get_paginated_response(EpisodeOutput([storing.describe(e) for e in page], many=True).data)
+        return self.get_paginated_response(EpisodeOutput([shared.describe(e) for e in page], many=True).data)
 
     @extend_schema(request=EpisodeInput, responses={201: StoreOutput, 200: StoreOutput})
     def post(self, request, external_id):
@@ -126,7 +125,7 @@ class EpisodeListCreate(GenericAPIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         feedback = values.get("feedback") or {}
-        case = storing.NewCase(
+        case = shared.NewCase(
             kind=Episode.Kind.EPISODE,
             inputs=values["inputs"],
             output=values["output"],
@@ -136,7 +135,7 @@ class EpisodeListCreate(GenericAPIView):
             agent=agent_for(request, values["agent"]),
         )
         return store_response(
-            storing.store_case(
+            shared.store_case(
                 space, case, duplicate_choice(values), actor=api_actor(request), acting_agent=acting_agent(request)
             )
         )
@@ -154,7 +153,7 @@ class EpisodeDetail(APIView):
     @extend_schema(responses=EpisodeOutput)
     def get(self, request, external_id, episode_id):
         space = shared_space(request, external_id)
-        return Response(EpisodeOutput(storing.describe(self.episode(space, episode_id))).data)
+        return Response(EpisodeOutput(shared.describe(self.episode(space, episode_id))).data)
 
     @extend_schema(request=EpisodeUpdateInput, responses=EpisodeOutput)
     def patch(self, request, external_id, episode_id):
@@ -168,7 +167,7 @@ class EpisodeDetail(APIView):
             fields.update({f"feedback_{k}" if k == "comment" else k: v for k, v in feedback.items()})
         return Response(
             EpisodeOutput(
-                storing.describe(storing.update_feedback(episode, fields=fields, acting_agent=acting_agent(request)))
+                shared.describe(shared.update_feedback(episode, fields=fields, acting_agent=acting_agent(request)))
             ).data
         )
 
@@ -176,7 +175,7 @@ class EpisodeDetail(APIView):
     def delete(self, request, external_id, episode_id):
         space = shared_space(request, external_id)
         episode = self.episode(space, episode_id)
-        storing.delete_episode(space, episode, actor=api_actor(request), acting_agent=acting_agent(request))
+        shared.delete_episode(space, episode, actor=api_actor(request), acting_agent=acting_agent(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -190,11 +189,11 @@ class EpisodeRecall(APIView):
         data = EpisodeRecallInput(data=request_data(request))
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        result = matching.recall_episodes(
+        result = shared.recall_episodes(
             space, inputs=values["inputs"], agent=agent_for(request, values["agent"]), limit=values.get("limit")
         )
         body = {
-            "episodes": [storing.describe_match(m) for m in result.matches],
+            "episodes": [shared.describe_match(m) for m in result.matches],
             "threshold": result.threshold,
             "search_keys": result.weights,
         }
@@ -210,15 +209,15 @@ class EscalationResolve(APIView):
         data = ResolveInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        case = storing.NewCase(
+        case = shared.NewCase(
             kind=Episode.Kind.RESOLUTION,
-            inputs={matching.ESCALATION_ARGUMENT: values["input"]},
+            inputs={shared.ESCALATION_ARGUMENT: values["input"]},
             outcome=values["outcome"],
             resolution_comment=values["resolution_comment"],
             agent=agent_for(request, values["agent"]),
         )
         return store_response(
-            storing.store_case(
+            shared.store_case(
                 space, case, duplicate_choice(values), actor=api_actor(request), acting_agent=acting_agent(request)
             )
         )
@@ -233,7 +232,7 @@ class EscalationMatch(APIView):
         data = EscalationMatchInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        result = matching.match_escalation(space, text=values["input"], agent=agent_for(request, values["agent"]))
+        result = shared.match_escalation(space, text=values["input"], agent=agent_for(request, values["agent"]))
         if result.apply:
             best = result.best.episode
             body = {

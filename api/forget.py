@@ -10,8 +10,7 @@ from rest_framework.views import APIView
 
 from api.access import READ, api_actor, space_in_scope
 from api.memory_serializers import ForgetInput, ForgetOutput
-from memory.forgetting import conversational
-from memory.forgetting.deletion import DeletionContext
+from memory.forgetting import DeletionContext, forget
 from memory.models import DeletionAudit
 
 
@@ -24,7 +23,7 @@ class Forget(APIView):
         data = ForgetInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        outcome = conversational.forget(
+        outcome = forget(
             space=space,
             utterance=values["utterance"],
             context=DeletionContext(cause=DeletionAudit.Cause.CUSTOMER_REQUEST, actor=api_actor(request)),

@@ -10,11 +10,10 @@ from rest_framework.views import APIView
 
 from api.access import ADMIN, READ, api_actor, space_in_scope
 from api.memory_serializers import MemoryOutput, MemoryUpdateInput
-from memory.dedup import edits
-from memory.forgetting import deletion
-from memory.forgetting.deletion import DeletionContext
+from memory.dedup import edit_memory, restore_memory
+from memory.forgetting import DeletionContext, delete_memory
 from memory.models import DeletionAudit
-from memory.store import reads
+from memory.store import find_memory, history_of, memories_of
 
 
 class MemoryList(GenericAPIView):
@@ -32,7 +31,7 @@ class MemoryList(GenericAPIView):
     def get(self, request, external_id):
         space = space_in_scope(request, external_id)
         params = request.query_params
-        queryset = reads.memories_of(
+        queryset = memories_of(
             space,
             kind=params.get("kind") or None,
             topic=params.get("topic") or None,
@@ -48,21 +47,21 @@ class MemoryDetail(APIView):
     @extend_schema(responses=MemoryOutput)
     def get(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
-        return Response(MemoryOutput(reads.find_memory(space=space, memory_id=memory_id)).data)
+        return Response(MemoryOutput(find_memory(space=space, memory_id=memory_id)).data)
 
     @extend_schema(request=MemoryUpdateInput, responses=MemoryOutput)
     def patch(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
-        memory = reads.find_memory(space=space, memory_id=memory_id)
+        memory = find_memory(space=space, memory_id=memory_id)
         data = MemoryUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response(MemoryOutput(edits.edit_memory(memory=memory, **data.validated_data)).data)
+        return Response(MemoryOutput(edit_memory(memory=memory, **data.validated_data)).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
-        deletion.delete_memory(
-            memory=reads.find_memory(space=space, memory_id=memory_id),
+        delete_memory(
+            memory=find_memory(space=space, memory_id=memory_id),
             space=space,
             context=DeletionContext(cause=DeletionAudit.Cause.API_KEY, actor=api_actor(request)),
         )
@@ -75,8 +74,8 @@ class MemoryHistory(APIView):
     @extend_schema(responses=MemoryOutput(many=True))
     def get(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
-        memory = reads.find_memory(space=space, memory_id=memory_id)
-        return Response(MemoryOutput(reads.history_of(memory), many=True).data)
+        memory = find_memory(space=space, memory_id=memory_id)
+        return Response(MemoryOutput(history_of(memory), many=True).data)
 
 
 class MemoryRestore(APIView):
@@ -90,5 +89,5 @@ class MemoryRestore(APIView):
     )
     def post(self, request, external_id, memory_id):
         space = space_in_scope(request, external_id)
-        memory = reads.find_memory(space=space, memory_id=memory_id)
-        return Response(MemoryOutput(edits.restore_memory(memory=memory)).data)
+        memory = find_memory(space=space, memory_id=memory_id)
+        return Response(MemoryOutput(restore_memory(memory=memory)).data)

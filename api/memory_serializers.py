@@ -1,8 +1,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from memory import provenance
-from memory.dedup import edits
+from memory import dedup, provenance
 from memory.models import Memory, Message
 from tenants.models import EXTERNAL_ID_PATTERN
 
@@ -188,8 +187,8 @@ class TurnOutput(serializers.Serializer):
 
 
 class MemoryUpdateInput(serializers.Serializer):
-    content = serializers.CharField(required=False, max_length=edits.MAX_CONTENT_CHARS)
-    topic = serializers.CharField(required=False, allow_blank=True, max_length=edits.MAX_TOPIC_CHARS)
+    content = serializers.CharField(required=False, max_length=dedup.MAX_CONTENT_CHARS)
+    topic = serializers.CharField(required=False, allow_blank=True, max_length=dedup.MAX_TOPIC_CHARS)
     importance = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
 
 

@@ -10,7 +10,7 @@ from api.access import READ
 from api.memory_serializers import RecallInput, RecallOutput
 from api.server_timing import ServerTimingMixin
 from memory.provenance import attach_sources
-from memory.recall import search, synthesis
+from memory.recall import recall, synthesize
 from tenants import scope, spaces
 
 
@@ -25,7 +25,7 @@ class Recall(ServerTimingMixin, APIView):
         values = data.validated_data
         # The space's scope travels in the round trip of recall's own statement (tenants/scope.py).
         with scope.scope_with_next_statement(space.tenant_id, space):
-            result = search.recall(
+            result = recall(
                 space=space,
                 query=values["query"],
                 limit=values.get("limit"),
@@ -41,5 +41,5 @@ class Recall(ServerTimingMixin, APIView):
         if "max_chars" in values:
             body["left_out"] = result.left_out
         if values["synthesize"]:
-            body["answer"], body["synthesis"] = synthesis.synthesize(values["query"], result.hits)
+            body["answer"], body["synthesis"] = synthesize(values["query"], result.hits)
         return Response(RecallOutput(body).data)

@@ -74,7 +74,7 @@ class SpaceDetail(GenericAPIView):
 
     @extend_schema(responses={204: None}, parameters=[ERASURE_RESIDUE_HEADER])
     def delete(self, request, external_id):
-        from memory.forgetting.erasure import erase_space  # the memory app audits what the erasure deletes
+        from memory.forgetting import erase_space  # the memory app audits what the erasure deletes
 
         space = self.space()
         residue = residue_key(space)

@@ -13,9 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.access import ADMIN, space_in_scope
-from memory.transfer.export import export_lines
-from memory.transfer.importing import import_into
-from memory.transfer.sealing import TransferError
+from memory.transfer import TransferError, export_lines, import_into
 
 PASSPHRASE_HEADER = OpenApiParameter(
     "X-Engram-Passphrase",

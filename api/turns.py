@@ -14,9 +14,16 @@ from api.access import ADMIN, READ, api_actor, space_in_scope, wants_wait
 from api.memory_serializers import IngestInput, ReplyInput, ReplyOutput, TurnInput, TurnOutput
 from core.errors import Conflict
 from memory.models import Turn
-from memory.turns import intake, pipeline
-from memory.turns.results import turn_result
-from memory.turns.take_turn import TakenTurn, take_transcript, take_turn
+from memory.turns import (
+    IncomingMessage,
+    TakenTurn,
+    find_turn,
+    requeue_failed,
+    store_reply,
+    take_transcript,
+    take_turn,
+    turn_result,
+)
 from tenants import scope
 from tenants.space_settings import effective_settings
 
@@ -69,7 +76,7 @@ class TranscriptIngest(APIView):
         values = data.validated_data
         space = space_in_scope(request, external_id, create=values["create_space"])
         messages = [
-            intake.IncomingMessage(role=m["role"], content=m["content"], message_id=m["id"], sent_at=m.get("at"))
+            IncomingMessage(role=m["role"], content=m["content"], message_id=m["id"], sent_at=m.get("at"))
             for m in values["messages"]
         ]
         wait = wants_wait(request)
@@ -83,10 +90,10 @@ class TurnReply(APIView):
     @extend_schema(request=ReplyInput, responses={201: ReplyOutput})
     def post(self, request, external_id, turn_id):
         space = space_in_scope(request, external_id)
-        turn = intake.find_turn(space=space, turn_id=turn_id)
+        turn = find_turn(space=space, turn_id=turn_id)
         data = ReplyInput(data=request.data)
         data.is_valid(raise_exception=True)
-        message = intake.store_reply(
+        message = store_reply(
             space=space,
             turn=turn,
             content=data.validated_data["content"],
@@ -101,7 +108,7 @@ class TurnDetail(APIView):
 
     @extend_schema(responses=TurnOutput)
     def get(self, request, turn_id):
-        turn = intake.find_turn(turn_id=turn_id)
+        turn = find_turn(turn_id=turn_id)
         if turn.tenant_id != request.auth.tenant_id:
             raise Http404
         scope.enter_scope(turn.tenant_id, turn.space_id)
@@ -115,12 +122,12 @@ class TurnRetry(APIView):
 
     @extend_schema(request=None, responses={202: TurnOutput}, summary="Queue a failed turn again")
     def post(self, request, turn_id):
-        turn = intake.find_turn(turn_id=turn_id)
+        turn = find_turn(turn_id=turn_id)
         if turn.tenant_id != request.auth.tenant_id:
             raise Http404
         scope.enter_scope(turn.tenant_id, turn.space_id)
         if turn.status != Turn.Status.FAILED:
             raise Conflict(f"Only a failed turn can be queued again; this one is {turn.status}.")
-        pipeline.requeue_failed(Turn.objects.filter(pk=turn.pk))
+        requeue_failed(Turn.objects.filter(pk=turn.pk))
         turn.refresh_from_db()
         return Response(TurnOutput(turn_result(turn)).data, status=status.HTTP_202_ACCEPTED)

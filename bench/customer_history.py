@@ -10,7 +10,7 @@ def tell_history(tenant, external_id: str, messages: list[str], *, start: dateti
     """The new space. ``numbered``: message ``i`` carries the caller's message id ``h{i}``, so a row's source
     says which line it was drawn from."""
     from memory.turns import intake
-    from memory.turns.take_turn import take_transcript
+    from memory.turns.sequence import take_transcript
     from tenants import scope, spaces
 
     with scope.tenant_scope(tenant):

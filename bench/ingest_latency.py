@@ -91,11 +91,11 @@ def stage_plan():
     from memory.forgetting import conversational
     from memory.recall import search
     from memory.turns import intake, pipeline
-    from memory.turns import take_turn as take_turn_module
+    from memory.turns import sequence as turn_sequence
 
     return [
         (intake, "receive_turn", "request: store the message, queue the turn"),
-        (take_turn_module, "vectors_by_text", "request: embed the message (once)"),
+        (turn_sequence, "vectors_by_text", "request: embed the message (once)"),
         (conversational, "forget", "request: forget check"),
         (search, "recall", "request: recall"),
         (offline.OfflineExtractor, "extract", "pipeline: extraction (offline rules)"),
@@ -189,7 +189,7 @@ def main(turns: int = 120) -> str:
     from memory.recall.prompt_block import estimate_tokens
     from memory.recall.search import recall
     from memory.turns import pipeline
-    from memory.turns.take_turn import take_turn
+    from memory.turns.sequence import take_turn
     from tenants import scope, spaces
     from tenants.tenant_admin import create_tenant
 

@@ -44,7 +44,7 @@ def main(seconds: float = 30.0) -> str:
     from django.db import connection
 
     from memory.recall.prompt_block import estimate_tokens
-    from memory.turns.take_turn import take_turn
+    from memory.turns.sequence import take_turn
     from tenants import scope, spaces
     from tenants.api_keys import issue_api_key
     from tenants.tenant_admin import create_tenant

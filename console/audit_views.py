@@ -17,7 +17,8 @@ from django.views.decorators.http import require_POST
 from console.access import AUDIT_ROLES, console_view, may_see_distances
 from console.form_input import BadInput, bad_request, error_status, parse_filter_time
 from core.spreadsheet_cells import safe_row
-from memory.forgetting import audit
+from memory.forgetting import deletions as audited_deletions
+from memory.forgetting import was_deleted
 from memory.models import DeletionAudit
 
 PAGE_SIZE = 25
@@ -53,7 +54,7 @@ def _filters(params, *, space_field: str = "space") -> tuple[dict, dict, list[st
 def _rows(request, selector, errors):
     if errors:
         return DeletionAudit.objects.none()
-    return audit.deletions(tenant_id=request.membership.tenant_id, **selector)
+    return audited_deletions(tenant_id=request.membership.tenant_id, **selector)
 
 
 def _page(request, *, typed, selector, errors, check=None, page_number=None, status=None):
@@ -116,6 +117,6 @@ def deletion_check(request):
         return bad_request("Give a space and the text to check.")
     # The table's filters ride along as hidden fields; its space filter is named apart from the checked space.
     typed, selector, errors = _filters(request.POST, space_field="filter_space")
-    found = audit.was_deleted(tenant_id=request.membership.tenant_id, space_external_id=space, text=text)
+    found = was_deleted(tenant_id=request.membership.tenant_id, space_external_id=space, text=text)
     check = {"space": space, "found": [_row(r, may_see_distances(request)) for r in found]}
     return _page(request, typed=typed, selector=selector, errors=errors, check=check)

@@ -14,9 +14,9 @@ from django.shortcuts import redirect, render
 
 from console.access import console_view
 from console.form_input import error_status
-from memory.forgetting.erasure import erase_space
+from memory.forgetting import erase_space
 from memory.models import Episode, Memory
-from memory.transfer.export import export_lines
+from memory.transfer import export_lines
 from tenants import spaces
 from tenants.key_retirement import residue_key
 

@@ -14,8 +14,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from console.access import OPERATOR_ROLES, console_view
+from memory import shared
 from memory.models import DeletionAudit, Episode
-from memory.shared import matching, storing
 from tenants import spaces
 
 FORM_FIELDS = ("kind", "inputs", "output", "outcome", "sentiment", "feedback_comment", "input", "resolution_comment")
@@ -43,14 +43,14 @@ def parse_inputs(raw: str) -> dict:
     return inputs
 
 
-def case_from_form(data) -> storing.NewCase:
+def case_from_form(data) -> shared.NewCase:
     kind = data.get("kind")
     if kind == Episode.Kind.RESOLUTION:
         if not data.get("input", "").strip() or not data.get("resolution_comment", "").strip():
             raise ValidationError({"input": ["A resolution needs the case and the resolution comment."]})
-        return storing.NewCase(
+        return shared.NewCase(
             kind=kind,
-            inputs={matching.ESCALATION_ARGUMENT: data["input"]},
+            inputs={shared.ESCALATION_ARGUMENT: data["input"]},
             outcome=data.get("outcome", ""),
             resolution_comment=data["resolution_comment"],
         )
@@ -59,7 +59,7 @@ def case_from_form(data) -> storing.NewCase:
     sentiment = data.get("sentiment", "")
     if sentiment and sentiment not in Episode.Sentiment.values:
         raise ValidationError({"sentiment": ["Choose positive, negative or neutral."]})
-    return storing.NewCase(
+    return shared.NewCase(
         kind=kind,
         inputs=parse_inputs(data.get("inputs", "")),
         output=data.get("output", ""),
@@ -74,21 +74,21 @@ def case_from_form(data) -> storing.NewCase:
 def episode_add(request, external_id):
     space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
     fields = [(name, request.POST.get(name, "")) for name in FORM_FIELDS]
-    choice = storing.DuplicateChoice(
+    choice = shared.DuplicateChoice(
         on_duplicate=request.POST.get("on_duplicate") or None,
         target_id=request.POST.get("target_id") or None,
         sentiment_wins=request.POST.get("sentiment_wins") or None,
     )
     context = {"space": space, "fields": fields}
     try:
-        result = storing.store_case(
+        result = shared.store_case(
             space, case_from_form(request.POST), choice,
             actor=f"{request.membership.role} {request.user.username}", cause=DeletionAudit.Cause.OPERATOR,
         )  # fmt: skip
-    except storing.DuplicateFound as exc:
+    except shared.DuplicateFound as exc:
         context.update(duplicates=exc.details["duplicates"], threshold=exc.details["threshold"])
         return render(request, "console/space.html#episode_duplicates", context)
-    except storing.ConflictingFeedback as exc:
+    except shared.ConflictingFeedback as exc:
         context.update(
             duplicates=_still_duplicates(space, request.POST), conflict=exc.details, chosen=choice,
             threshold=None,
@@ -106,8 +106,8 @@ def episode_add(request, external_id):
 
 
 def _still_duplicates(space, data) -> list[dict]:
-    matches = storing.find_duplicates(space, case_from_form(data))
-    return [storing.describe_match(m) for m in matches[: storing.MAX_DUPLICATES_SHOWN]]
+    matches = shared.find_duplicates(space, case_from_form(data))
+    return [shared.describe_match(m) for m in matches[: shared.MAX_DUPLICATES_SHOWN]]
 
 
 @require_POST
@@ -116,7 +116,7 @@ def episode_delete(request, external_id, episode_id):
     space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
     episode = Episode.objects.filter(space=space, pk=episode_id).first()
     if episode is not None:
-        storing.delete_episode(
+        shared.delete_episode(
             space, episode, actor=f"{request.membership.role} {request.user.username}",
             cause=DeletionAudit.Cause.OPERATOR,
         )  # fmt: skip

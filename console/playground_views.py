@@ -10,11 +10,9 @@ from django.shortcuts import render
 from console.access import OPERATOR_ROLES, console_view
 from console.episode_views import parse_inputs
 from console.form_input import bad_request
-from memory.forgetting import conversational
-from memory.forgetting.deletion import DeletionContext
-from memory.recall import search
-from memory.recall.prompt_block import HEADER, estimate_tokens
-from memory.shared import matching as episodes  # the read side of episodes (recall, escalation match)
+from memory import shared
+from memory.forgetting import DeletionContext, forget
+from memory.recall import PROMPT_BLOCK_HEADER, estimate_tokens, recall
 from tenants import spaces
 from tenants.models import Space
 from tenants.space_settings import effective_settings
@@ -41,21 +39,21 @@ def playground(request):
         if mode in ("episodes", "escalation"):
             try:
                 if mode == "episodes":
-                    episode_result = episodes.recall_episodes(
+                    episode_result = shared.recall_episodes(
                         space, inputs=parse_inputs(message), agent=agent, record_agent=False
                     )
                 else:
-                    escalation = episodes.match_escalation(space, text=message)
+                    escalation = shared.match_escalation(space, text=message)
             except ValidationError as exc:
                 error = " ".join(exc.messages)
-            except episodes.WrongSpaceKind as exc:
+            except shared.WrongSpaceKind as exc:
                 error = exc.message
         elif mode == "forget":
-            forget_result = conversational.forget(
+            forget_result = forget(
                 space=space, utterance=message, context=DeletionContext(cause="operator"), dry_run=True
             )
         else:
-            result = search.recall(space=space, query=message)
+            result = recall(space=space, query=message)
     prompt = _prompt_use(result, settings) if result is not None else {}
     context = {
         "spaces": names, "chosen": chosen, "message": message, "mode": mode, "result": result,
@@ -70,5 +68,5 @@ def _prompt_use(result, settings: dict) -> dict:
     """How much of the space's token budget the prompt block uses, and how many memories made it in."""
     tokens = estimate_tokens(result.prompt) if result.prompt else 0
     budget = settings["prompt_token_budget"] or 1
-    lines = len([line for line in result.prompt.splitlines() if line and line != HEADER])
+    lines = len([line for line in result.prompt.splitlines() if line and line != PROMPT_BLOCK_HEADER])
     return {"prompt_tokens": tokens, "prompt_share": round(100 * tokens / budget), "prompt_lines": lines}

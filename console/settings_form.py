@@ -24,7 +24,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from console.threshold_examples import examples_at
+from memory.investigation import examples_at
 from tenants.space_settings import SETTINGS, Setting
 
 GENERAL, SHARED = "general", "shared"

@@ -7,12 +7,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 
 from console.access import OPERATOR_ROLES, console_view, may_see_distances
+from console.charts import histogram_svg
 from console.form_input import bad_request, error_status
 from console.settings_form import GENERAL, SHARED, changed_values, form_fields, rendered_from
-from console.threshold_examples import examples_at
-from console.threshold_preview import pairwise_distances, preview, space_vectors
-from memory.dedup import pair_marks
-from memory.shared.agents import affected_agents
+from memory import dedup, investigation
+from memory.shared import affected_agents
 from tenants import spaces
 from tenants.models import SettingsChange, Space, Tenant
 from tenants.settings_service import apply_changes, change_space_settings, change_tenant_defaults, validated_changes
@@ -85,6 +84,13 @@ def _actor(request) -> str:
     return f"{request.membership.role} {request.user.username}"
 
 
+def _preview(*, space, values: dict, sample_query: str = "", vectors=None) -> dict:
+    """The domain's threshold preview with its nearest-neighbour distances drawn as a histogram."""
+    found = investigation.threshold_preview(space=space, values=values, sample_query=sample_query, vectors=vectors)
+    lines = {"dedup": values["dedup_distance"], "recall": values["recall_distance"], "forget": values["forget_floor"]}
+    return {**found, "histogram": histogram_svg(found["nearest"], lines)}
+
+
 @console_view()
 def space_thresholds(request, external_id):
     space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
@@ -121,18 +127,18 @@ def space_thresholds(request, external_id):
         "origins": setting_origins(space), "readonly_rows": _readonly_rows(current, setting_origins(space)),
     }  # fmt: skip
     if context["show_distances"]:
-        vectors = space_vectors(space)  # read once: the preview and the pair marks both use them
-        context["preview"] = preview(space=space, values=current, sample_query="", vectors=vectors)
+        vectors = investigation.space_vectors(space)  # read once: the preview and the pair marks both use them
+        context["preview"] = _preview(space=space, values=current, sample_query="", vectors=vectors)
         context.update(pair_marks_context(space, current, vectors))
     return render(request, "console/thresholds.html", context, status=error_status(request, errors))
 
 
 def pair_marks_context(space, current: dict, vectors=None) -> dict:
-    rows, matrix = vectors if vectors is not None else space_vectors(space)
-    distances = pairwise_distances(matrix) if rows else None
+    rows, matrix = vectors if vectors is not None else investigation.space_vectors(space)
+    distances = investigation.pairwise_distances(matrix) if rows else None
     return {
-        "mark_candidates": pair_marks.unmarked_candidates(space, rows, distances) if rows else [],
-        "marks": pair_marks.report(
+        "mark_candidates": dedup.unmarked_candidates(space, rows, distances) if rows else [],
+        "marks": dedup.pair_mark_report(
             space, dedup_distance=current["dedup_distance"], requires_same_terms=current["dedup_requires_same_terms"]
         ),
     }
@@ -145,7 +151,7 @@ def mark_pair(request, external_id):
     errors = []
     if request.method == "POST":
         try:
-            pair_marks.mark(
+            dedup.mark_pair(
                 space=space, first_id=request.POST.get("first", ""), second_id=request.POST.get("second", ""),
                 label=request.POST.get("label", ""), actor=_actor(request),
             )  # fmt: skip
@@ -172,14 +178,14 @@ def threshold_preview(request, external_id):
         values, errors = current, exc.message_dict
     # The sliders' values beside them follow the form (out-of-band swaps: the CSP allows no inline script).
     oob = SLIDERS if request.htmx and may_see_distances(request) else ()
-    examples = [(name, examples_at(name, values[name])) for name in oob]
+    examples = [(name, investigation.examples_at(name, values[name])) for name in oob]
     context = {"values": values, "errors": errors, "show_distances": may_see_distances(request),
                "oob_values": oob, "oob_examples": examples}  # fmt: skip
     if context["show_distances"]:
         # Distances and a typed query's matches are an oracle for text support must never read:
         # for support nothing is computed, let alone shown.
         sample = request.GET.get("sample_query", "")
-        context.update(preview=preview(space=space, values=values, sample_query=sample), sample_query=sample,
+        context.update(preview=_preview(space=space, values=values, sample_query=sample), sample_query=sample,
                        show_text=True)  # fmt: skip
     return render(request, "console/thresholds.html#threshold_preview", context, status=error_status(request, errors))
 

@@ -11,7 +11,8 @@ from django.http import Http404
 from django.shortcuts import render
 
 from console.access import console_view, may_read_memory_text
-from console.space_investigation import find_turn, transcript_of, turn_account
+from memory.investigation import transcript_of, turn_account
+from memory.turns import TurnNotFound, find_turn
 from tenants import spaces
 from tenants.space_settings import effective_settings
 
@@ -35,9 +36,10 @@ def reason_class(reason: str) -> str:
 @console_view()
 def turn_detail(request, external_id, turn_id):
     space = spaces.find_space(tenant=request.membership.tenant_id, external_id=external_id)
-    turn = find_turn(space=space, turn_id=turn_id)
-    if turn is None:
-        raise Http404("No such turn.")
+    try:
+        turn = find_turn(space=space, turn_id=turn_id)
+    except TurnNotFound:
+        raise Http404("No such turn.") from None
     account = turn_account(turn)
     show_text = may_read_memory_text(request)
     if not show_text:

@@ -14,18 +14,24 @@ from django.views.decorators.http import require_POST
 
 from console.access import OPERATOR_ROLES, console_view, may_read_memory_text
 from console.charts import bar_chart
-from console.dashboards import overview as overview_numbers
 from console.form_input import BadInput, error_status, parse_filter_time
-from console.space_directory import TURN_STATES, spaces_listed
-from console.space_investigation import MemoryFilter, forgotten_by, matching_memories, turns_that_created
 from core.errors import Conflict
 from memory import provenance
-from memory.dedup import edits
-from memory.forgetting.deletion import DeletionContext, delete_memory
+from memory.dedup import edit_memory, restore_memory
+from memory.forgetting import DeletionContext, delete_memory
+from memory.investigation import (
+    TURN_STATES,
+    MemoryFilter,
+    forgotten_by,
+    matching_memories,
+    spaces_listed,
+    tenant_overview,
+    turns_that_created,
+)
 from memory.models import DeletionAudit, Episode, Memory, Turn
-from memory.shared.storing import describe
-from memory.store import reads
-from memory.turns import pipeline
+from memory.shared import describe as describe_episode
+from memory.store import find_memory, history_of
+from memory.turns import requeue_failed
 from tenants import spaces
 from tenants.models import Space
 
@@ -38,9 +44,9 @@ def _space(request, external_id) -> Space:
 
 @console_view()
 def overview(request):
-    numbers = overview_numbers(request.membership.tenant_id)
+    numbers = tenant_overview(request.membership.tenant_id)
     chart = bar_chart(numbers["deletions_per_day"], title="Deletions per day, last 7 days")
-    # The same seven days the figure counts (dashboards.overview: from midnight six days ago).
+    # The same seven days the figure counts (tenant_overview: from midnight six days ago).
     week_ago = (timezone.now() - datetime.timedelta(days=6)).date().isoformat()
     return render(request, "console/overview.html", {"numbers": numbers, "chart": chart, "week_ago": week_ago})
 
@@ -49,7 +55,7 @@ def overview(request):
 @require_POST
 def requeue_failed_turns(request):
     """Every failed turn of the tenant queued again (after the cause is fixed), as the API's retry does."""
-    count = pipeline.requeue_failed(Turn.objects.all())
+    count = requeue_failed(Turn.objects.all())
     messages.success(request, f"{count} failed turn(s) queued again.")
     return redirect("console:overview")
 
@@ -129,8 +135,9 @@ def _cases(space, show_text: bool) -> list[dict]:
     rows = Episode.objects.filter(space=space).order_by("-created_at")[: CASES_SHOWN * 2]
     cases = {"episode": [], "resolution": []}
     for episode in rows:
-        row = describe(episode) if show_text else {"id": episode.pk, "kind": episode.kind, "agent": episode.agent,
-                                                   "created_at": episode.created_at.isoformat()}  # fmt: skip
+        row = describe_episode(episode) if show_text else {
+            "id": episode.pk, "kind": episode.kind, "agent": episode.agent, "created_at": episode.created_at.isoformat()
+        }  # fmt: skip
         row["created"] = episode.created_at
         row["sentiment"] = episode.sentiment
         if len(cases[episode.kind]) < CASES_SHOWN:
@@ -142,7 +149,7 @@ def _cases(space, show_text: bool) -> list[dict]:
 
 
 def _memory_row(memory: Memory, show_text: bool, origin_turn: Turn | None, source: dict | None = None) -> dict:
-    history = reads.history_of(memory)[1:]
+    history = history_of(memory)[1:]
     return {
         "id": memory.id,
         "kind": memory.kind,
@@ -186,7 +193,7 @@ def _turn_row(turn: Turn, forgotten: list) -> dict:
 def memory_delete(request, external_id, memory_id):
     """GET: confirm. POST: delete through the same audited service as the API."""
     space = _space(request, external_id)
-    memory = reads.find_memory(space=space, memory_id=memory_id)
+    memory = find_memory(space=space, memory_id=memory_id)
     if request.method == "POST":
         delete_memory(
             memory=memory,
@@ -195,7 +202,7 @@ def memory_delete(request, external_id, memory_id):
         )
         messages.success(request, "The memory and its history were deleted; the deletion is in the audit.")
         return redirect("console:space", external_id=space.external_id)
-    history = reads.history_of(memory)
+    history = history_of(memory)
     return render(request, "console/memory_delete.html", {"space": space, "memory": memory, "history": history})
 
 
@@ -203,11 +210,11 @@ def memory_delete(request, external_id, memory_id):
 def memory_restore(request, external_id, memory_id):
     """POST: make an earlier version current again, through the same service as the API."""
     space = _space(request, external_id)
-    memory = reads.find_memory(space=space, memory_id=memory_id)
+    memory = find_memory(space=space, memory_id=memory_id)
     if request.method != "POST":
         return redirect("console:space", external_id=space.external_id)
     try:
-        edits.restore_memory(memory=memory)
+        restore_memory(memory=memory)
     except Conflict as exc:
         messages.error(request, exc.message)
     else:
@@ -219,12 +226,12 @@ def memory_restore(request, external_id, memory_id):
 def memory_edit(request, external_id, memory_id):
     """GET: the form. POST: the same edit service the API's PATCH calls."""
     space = _space(request, external_id)
-    memory = reads.find_memory(space=space, memory_id=memory_id)
+    memory = find_memory(space=space, memory_id=memory_id)
     errors = []
     if request.method == "POST":
         try:
             importance = _importance(request.POST.get("importance", ""))
-            edits.edit_memory(
+            edit_memory(
                 memory=memory,
                 content=request.POST.get("content", ""),
                 topic=request.POST.get("topic", ""),
@@ -246,7 +253,7 @@ def memory_edit(request, external_id, memory_id):
     return render(
         request,
         "console/memory_edit.html",
-        {"space": space, "memory": memory, "form": form, "errors": errors, "history": reads.history_of(memory)},
+        {"space": space, "memory": memory, "form": form, "errors": errors, "history": history_of(memory)},
         status=error_status(request, errors),
     )
 

@@ -61,7 +61,7 @@ def progress(message: str) -> None:
 
 def ingest_speaker(tenant, sample: dict, speaker: str):
     from memory.turns import intake
-    from memory.turns.take_turn import take_transcript
+    from memory.turns.sequence import take_transcript
     from tenants import scope, spaces
 
     external_id = f"{sample['sample_id']}-{speaker.lower()}"

@@ -50,7 +50,7 @@ def answer_share(answer: str, text: str) -> float:
 
 def ingest(tenant, customer: dict):
     from memory.turns import intake
-    from memory.turns.take_turn import take_transcript
+    from memory.turns.sequence import take_transcript
     from tenants import scope, spaces
 
     with scope.tenant_scope(tenant):

@@ -228,7 +228,7 @@ def evaluate_forget(tenant, accounts: dict, current_default: float) -> dict:
 def evaluate_extraction(tenant) -> dict:
     from memory.models import Memory
     from memory.turns import intake
-    from memory.turns.take_turn import take_transcript
+    from memory.turns.sequence import take_transcript
     from tenants import scope, spaces
 
     items = load_jsonl("extraction.jsonl")
@@ -286,7 +286,7 @@ def evaluate_growth(tenant) -> dict:
     from memory.recall import search
     from memory.text.embeddings import get_embedder
     from memory.turns import intake
-    from memory.turns.take_turn import take_transcript
+    from memory.turns.sequence import take_transcript
     from tenants import scope, spaces
 
     script = json.loads((DATA / "growth.json").read_text())

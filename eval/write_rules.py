@@ -158,7 +158,7 @@ def evaluate_clean_entries() -> dict:
 def evaluate_history(tenant, name: str = "write_history.json") -> dict:
     """A casual history, one turn per statement: how much is superseded, and was each one a real update?"""
     from memory.models import Memory
-    from memory.turns.take_turn import take_turn
+    from memory.turns.sequence import take_turn
     from tenants import scope, spaces
 
     script = json.loads((DATA / name).read_text())

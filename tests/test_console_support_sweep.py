@@ -167,11 +167,11 @@ def test_the_same_pages_show_an_operator_the_distances(client, tenant_a, tenant_
 
 
 def test_support_typing_a_sample_query_computes_nothing(client, tenant_a, tenant_with_content, monkeypatch):
-    from console import settings_views
+    from memory import investigation
 
     space, _ = tenant_with_content
     calls = []
-    monkeypatch.setattr(settings_views, "preview", lambda **kwargs: calls.append(kwargs))
+    monkeypatch.setattr(investigation, "threshold_preview", lambda **kwargs: calls.append(kwargs))
     support = create_operator(tenant=tenant_a, username="sasha", password="support-password", role="support").user
     client.force_login(support)
     response = client.get(f"/console/spaces/{space.external_id}/thresholds/preview/", {"sample_query": SAMPLE_QUERY})

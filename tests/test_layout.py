@@ -44,3 +44,34 @@ def test_no_test_file_imports_another_test_file():
         if (found := re.findall(r"^\s*(?:from|import) tests\.(test_\w+)", path.read_text(), re.MULTILINE))
     }
     assert importing == {}
+
+
+def test_the_doors_reach_each_capability_of_memory_through_its_public_module():
+    """api/, console/ and mcp_server/ import ``memory.<capability>`` (the package's own module, which names what it
+    offers) and the single-module parts of memory/, never a module inside a capability: moving code inside a
+    capability then never touches a door."""
+    import grimp
+
+    graph = grimp.build_graph("api", "console", "mcp_server", "memory", cache_dir=None)
+    public = {f"memory.{name}" for name in packages(ROOT / "memory")} | {
+        f"memory.{path.stem}" for path in (ROOT / "memory").glob("*.py") if path.stem != "__init__"
+    }
+    reaching_in = sorted(
+        f"{importer} → {imported}"
+        for importer in graph.modules
+        if importer.split(".")[0] in ("api", "console", "mcp_server")
+        for imported in graph.find_modules_directly_imported_by(importer)
+        if imported.startswith("memory.") and imported not in public
+    )
+    assert reaching_in == []
+
+
+def test_every_capability_of_memory_names_what_it_offers():
+    """Each capability package that a door imports lists its public names, and every listed name exists."""
+    import importlib
+
+    for name in sorted(packages(ROOT / "memory") - {"text", "understanding", "llm", "extraction"}):
+        module = importlib.import_module(f"memory.{name}")
+        offered = getattr(module, "__all__", None)
+        assert offered, f"memory.{name} has no __all__"
+        assert [n for n in offered if not hasattr(module, n)] == [], name

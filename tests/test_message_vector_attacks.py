@@ -15,7 +15,7 @@ from memory.text import vectors
 from memory.text.analysis import split_sentences
 from memory.text.embeddings import CachingEmbedder, EmbeddingUnavailable, _normalised
 from memory.turns import pipeline
-from memory.turns.take_turn import take_turn
+from memory.turns.sequence import take_turn
 from tenants import scope
 from tests.support.worker import pending_vector, queued, work
 
@@ -151,7 +151,7 @@ def test_a_transcript_turn_sharing_a_queued_message_leaves_a_usable_state(space_
     """The same customer message arrives in a single turn (vector stored) and in a transcript of the same
     session (the row is reused): whichever turn runs first, the other still finishes."""
     from memory.turns import intake
-    from memory.turns.take_turn import take_transcript
+    from memory.turns.sequence import take_transcript
 
     single = queued(space_a, "We run a fleet of four vans.", session_id="t")
     with scope.tenant_scope(space_a.tenant_id, space_a):

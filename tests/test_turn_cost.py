@@ -11,7 +11,7 @@ from django.urls import reverse
 from memory.models import Memory, Turn
 from memory.recall import search
 from memory.turns.pipeline import run_turn
-from memory.turns.take_turn import take_turn
+from memory.turns.sequence import take_turn
 from tenants import scope
 
 pytestmark = pytest.mark.django_db

@@ -323,7 +323,7 @@ def test_another_tenant_reaches_no_turn_or_memory(client_a, client_b, space_a):
 
 def test_take_turn_is_the_sequence_the_api_runs_forget_check_before_recall_then_the_inline_attempt(space_a):
     """Benchmarks and `make eval` call this function; the turn endpoint is a thin wrapper around it."""
-    from memory.turns.take_turn import take_turn
+    from memory.turns.sequence import take_turn
 
     with scope.tenant_scope(space_a.tenant_id, space_a):
         first = take_turn(space=space_a, message="We have four vans.", session_id="a", actor="test", wait=True)

@@ -10,7 +10,7 @@ from django.utils import timezone
 from memory.models import Memory, Message, Turn
 from memory.text.embeddings import stored_vector
 from memory.turns.pipeline import run_turn
-from memory.turns.take_turn import take_turn
+from memory.turns.sequence import take_turn
 from tenants import scope
 
 # A model's answer for "We run a fleet of four vans." (the scripted chat model's extraction).

@@ -1,4 +1,5 @@
-"""The numbers on the console's overview page (a selector module: reads only)."""
+"""A tenant's numbers at a glance: spaces, memories by kind, turns today, queued and failed, deletions per day
+(reads only, in the request's tenant scope)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tenants.models import Space
 RECENT_TURNS_FOR_REJECTIONS = 1000
 
 
-def overview(tenant_id) -> dict:
+def tenant_overview(tenant_id) -> dict:
     now = timezone.now()
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     week_ago = today - datetime.timedelta(days=6)

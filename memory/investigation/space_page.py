@@ -1,5 +1,5 @@
-"""Read-side queries behind the console's space page: which memories match the operator's filters,
-where each came from, and what one turn did. Reads only; the domain's own selectors do the scoping.
+"""What a space holds and how it got there, as an operator investigates it: which memories match the filters,
+which turn created each, what one turn did, a session's transcript. Reads only, in the request's tenant scope.
 
 Memory text and topics are encrypted, so text search decrypts the space's current memories and
 matches in Python (a space holds at most a few thousand current memories). Only roles that read
@@ -12,9 +12,9 @@ import dataclasses
 import datetime
 import json
 
-from memory.forgetting import conversational
+from memory.forgetting import confirmation_on_record, reply_language
 from memory.models import DeletionAudit, Memory, Message, Session, Turn
-from memory.store import reads
+from memory.store import memories_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +31,7 @@ def matching_memories(space, wanted: MemoryFilter) -> list[Memory]:
 
     Raises ``ValidationError`` for a kind that does not exist (from the shared selector).
     """
-    rows = reads.memories_of(space, kind=wanted.kind, topic=wanted.topic).select_related("source_message")
+    rows = memories_of(space, kind=wanted.kind, topic=wanted.topic).select_related("source_message")
     if wanted.since:
         rows = rows.filter(updated_at__gte=wanted.since)
     if wanted.until:
@@ -63,10 +63,6 @@ def forgotten_by(turns) -> dict:
     return by_turn
 
 
-def find_turn(*, space, turn_id) -> Turn | None:
-    return Turn.objects.filter(space=space, pk=turn_id).select_related("session").first()
-
-
 def turn_account(turn: Turn) -> dict:
     """What one turn did: its messages, what it created, merged, superseded, rejected (with reasons)
     and forgot. Text included; the view drops it for roles that do not read memory text."""
@@ -91,8 +87,8 @@ def _forget_reply(turn: Turn) -> dict | None:
     if not turn.forget_reply:
         return None
     return {
-        "language": conversational.reply_language(turn.forget_reply.get("language", "en")),
-        "text": conversational.confirmation_on_record(turn.forget_reply),
+        "language": reply_language(turn.forget_reply.get("language", "en")),
+        "text": confirmation_on_record(turn.forget_reply),
     }
 
 
