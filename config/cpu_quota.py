@@ -8,9 +8,9 @@ import os
 
 # A container's CPU quota as the container sees its own cgroup (v2, then v1): the cores it may use
 # over time, whatever its affinity mask says (that is usually every core of the host).
-_CGROUP_CPU_MAX = "/sys/fs/cgroup/cpu.max"
-_CGROUP_V1_QUOTA = "/sys/fs/cgroup/cpu/cpu.cfs_quota_us"
-_CGROUP_V1_PERIOD = "/sys/fs/cgroup/cpu/cpu.cfs_period_us"
+CGROUP_CPU_MAX_FILE = "/sys/fs/cgroup/cpu.max"
+CGROUP_V1_QUOTA_FILE = "/sys/fs/cgroup/cpu/cpu.cfs_quota_us"
+CGROUP_V1_PERIOD_FILE = "/sys/fs/cgroup/cpu/cpu.cfs_period_us"
 
 
 def usable_cores() -> int:
@@ -25,11 +25,11 @@ def usable_cores() -> int:
 
 def _cpu_quota() -> float | None:
     try:
-        with open(_CGROUP_CPU_MAX) as cpu_max:
+        with open(CGROUP_CPU_MAX_FILE) as cpu_max:
             quota, period = cpu_max.read().split()[:2]
     except (OSError, ValueError):
         try:
-            with open(_CGROUP_V1_QUOTA) as quota_file, open(_CGROUP_V1_PERIOD) as period_file:
+            with open(CGROUP_V1_QUOTA_FILE) as quota_file, open(CGROUP_V1_PERIOD_FILE) as period_file:
                 quota, period = quota_file.read().strip(), period_file.read().strip()
         except OSError:
             return None

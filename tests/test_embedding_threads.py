@@ -41,11 +41,9 @@ def busy_processes(count: int):
 def test_the_vectors_are_the_same_with_one_thread_or_several():
     # What makes choosing the thread count per call safe: recall and de-duplication compare vectors
     # made at different times under different loads.
-    model = LocalEmbedder()._model
-    model._lib.omp_set_num_threads(1)
-    one = (model.passage(TEXTS), model.query(TEXTS))
-    model._lib.omp_set_num_threads(2)
-    two = (model.passage(TEXTS), model.query(TEXTS))
+    embedder = LocalEmbedder()
+    one = (embedder.embed(TEXTS, threads=1), embedder.embed(TEXTS, query=True, threads=1))
+    two = (embedder.embed(TEXTS, threads=2), embedder.embed(TEXTS, query=True, threads=2))
     assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
 
 
@@ -63,7 +61,7 @@ def test_on_an_idle_machine_an_embedding_takes_every_core_up_to_the_limit(tmp_pa
     # The kernel's count of runnable threads is this test's own thread alone.
     loadavg = tmp_path / "loadavg"
     loadavg.write_text("0.00 0.00 0.00 1/90 4242\n")
-    monkeypatch.setattr("memory.text.compute_threads._LOADAVG", str(loadavg))
+    monkeypatch.setattr("memory.text.compute_threads.LOADAVG_FILE", str(loadavg))
     assert threads_for_now(limit=64) == CORES
     assert threads_for_now(limit=1) == 1
     if CORES > 1:
@@ -71,10 +69,10 @@ def test_on_an_idle_machine_an_embedding_takes_every_core_up_to_the_limit(tmp_pa
 
 
 def test_without_the_kernels_count_an_embedding_runs_one_thread(tmp_path, monkeypatch):
-    monkeypatch.setattr("memory.text.compute_threads._LOADAVG", str(tmp_path / "absent"))
+    monkeypatch.setattr("memory.text.compute_threads.LOADAVG_FILE", str(tmp_path / "absent"))
     assert threads_for_now(limit=64) == 1
     (tmp_path / "garbled").write_text("not a load line")
-    monkeypatch.setattr("memory.text.compute_threads._LOADAVG", str(tmp_path / "garbled"))
+    monkeypatch.setattr("memory.text.compute_threads.LOADAVG_FILE", str(tmp_path / "garbled"))
     assert threads_for_now(limit=64) == 1
 
 
@@ -84,16 +82,16 @@ def test_a_limit_of_one_is_one_thread_whatever_the_machine_does():
 
 def test_the_embedder_sets_the_count_for_the_calling_thread(settings):
     embedder = LocalEmbedder()
-    get_threads = embedder._model._lib.omp_get_max_threads
     settings.ENGRAM_EMBEDDING_THREADS = 2
-    embedder._model._lib.omp_set_num_threads(2)
+    embedder.embed(["a question"], query=True, threads=2)
+    assert embedder.threads() == 2
     with busy_processes(CORES):
         embedder.embed(["a question"], query=True)
-        assert get_threads() == 1
+        assert embedder.threads() == 1
     settings.ENGRAM_EMBEDDING_THREADS = 1
-    embedder._model._lib.omp_set_num_threads(2)
+    embedder.embed(["a question"], query=True, threads=2)
     embedder.embed(["a question"], query=True)
-    assert get_threads() == 1
+    assert embedder.threads() == 1
 
 
 @pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
@@ -125,12 +123,10 @@ django.setup()
 from memory.text.embeddings import LocalEmbedder
 
 embedder = LocalEmbedder()
-model = embedder._model
 
 def embed_on_two_threads():
-    model._lib.omp_set_num_threads(2)
     for _ in range(5):
-        model.query(["Which region is the server in?"])
+        embedder.embed(["Which region is the server in?"], query=True, threads=2)
 
 # Several threads of one process, each with its own OpenMP pool (as a gunicorn worker's request threads).
 askers = [threading.Thread(target=embed_on_two_threads) for _ in range(4)]

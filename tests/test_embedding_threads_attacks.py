@@ -34,11 +34,11 @@ FORK_AFTER_A_PARALLEL_EMBEDDING = textwrap.dedent(
 
     # An idle two-core machine, whatever this one is doing: the parent embeds on two threads.
     settings.ENGRAM_EMBEDDING_THREADS = 2
-    compute_threads._LOADAVG = sys.argv[1]
+    compute_threads.LOADAVG_FILE = sys.argv[1]
     os.sched_getaffinity = lambda pid: {0, 1}
     embedder = LocalEmbedder()
     before = embedder.embed(["The shop opens at nine."], query=True)
-    assert embedder._model._lib.omp_get_max_threads() == 2, "the parent did not embed on two threads"
+    assert embedder.threads() == 2, "the parent did not embed on two threads"
 
     child = os.fork()
     if child == 0:
@@ -73,9 +73,9 @@ def cgroup_files(monkeypatch, tmp_path, *, cpu_max=None, v1_quota=None, v1_perio
     for name, content in (("cpu.max", cpu_max), ("quota", v1_quota), ("period", v1_period)):
         if content is not None:
             (tmp_path / name).write_text(content + "\n")
-    monkeypatch.setattr(cpu_quota, "_CGROUP_CPU_MAX", str(tmp_path / "cpu.max"))
-    monkeypatch.setattr(cpu_quota, "_CGROUP_V1_QUOTA", str(tmp_path / "quota"))
-    monkeypatch.setattr(cpu_quota, "_CGROUP_V1_PERIOD", str(tmp_path / "period"))
+    monkeypatch.setattr(cpu_quota, "CGROUP_CPU_MAX_FILE", str(tmp_path / "cpu.max"))
+    monkeypatch.setattr(cpu_quota, "CGROUP_V1_QUOTA_FILE", str(tmp_path / "quota"))
+    monkeypatch.setattr(cpu_quota, "CGROUP_V1_PERIOD_FILE", str(tmp_path / "period"))
 
 
 def test_a_container_limited_to_one_cpu_embeds_on_one_thread_however_many_cores_it_sees(monkeypatch, tmp_path):
@@ -121,20 +121,21 @@ LONG = " ".join(f"Order {n} left the Lyon warehouse on pallet {n * 7} with {n % 
 
 
 def test_the_vectors_are_bitwise_the_same_for_any_thread_count_batch_and_length():
-    model = LocalEmbedder()._model
-    assert model.token_count(LONG) > 512
+    embedder = LocalEmbedder()
+    assert embedder.token_count(LONG) > 512
     batches = [[LANGUAGES[0]], LANGUAGES * 3, [LANGUAGES[1], LONG]]
     results = {}
     # Two threads and more than this machine's cores (an oversubscribed team splits the work unevenly).
     for threads in (1, 2, CORES + 1):
-        model._lib.omp_set_num_threads(threads)
-        results[threads] = [(model.passage(batch), model.query(batch)) for batch in batches[: 2 if threads > 2 else 3]]
+        results[threads] = [
+            (embedder.embed(batch, threads=threads), embedder.embed(batch, query=True, threads=threads))
+            for batch in batches[: 2 if threads > 2 else 3]
+        ]
     for threads in (2, CORES + 1):
         for (passages, queries), (one_passages, one_queries) in zip(results[threads], results[1], strict=False):
             assert np.array_equal(passages, one_passages) and np.array_equal(queries, one_queries)
     # A text's vector does not depend on the batch it was embedded in either.
-    model._lib.omp_set_num_threads(2)
-    alone = np.vstack([model.passage([text]) for text in LANGUAGES])
+    alone = np.vstack([embedder.embed([text], threads=2) for text in LANGUAGES])
     assert np.allclose(alone, results[1][1][0][: len(LANGUAGES)], atol=1e-6)
 
 
@@ -165,8 +166,8 @@ def test_threads_of_one_process_embedding_with_different_counts_get_the_same_vec
 def test_when_this_process_threads_cannot_be_listed_an_embedding_runs_one_thread(monkeypatch, tmp_path):
     loadavg = tmp_path / "loadavg"
     loadavg.write_text("0.00 0.00 0.00 1/90 4242\n")
-    monkeypatch.setattr(compute_threads, "_LOADAVG", str(loadavg))
-    monkeypatch.setattr(compute_threads, "_OWN_THREADS", str(tmp_path / "no-task-directory"))
+    monkeypatch.setattr(compute_threads, "LOADAVG_FILE", str(loadavg))
+    monkeypatch.setattr(compute_threads, "OWN_THREADS_DIRECTORY", str(tmp_path / "no-task-directory"))
     assert compute_threads.threads_for_now(limit=64) == 1
 
 
@@ -190,7 +191,7 @@ def test_a_busy_request_thread_of_the_same_process_keeps_its_core(monkeypatch, t
     # of the same process runs Python. Counted as "ours" it was ignored, and the embedding took its core.
     loadavg = tmp_path / "loadavg"
     loadavg.write_text("0.00 0.00 0.00 2/90 4242\n")  # this thread and the busy one, nothing else
-    monkeypatch.setattr(compute_threads, "_LOADAVG", str(loadavg))
+    monkeypatch.setattr(compute_threads, "LOADAVG_FILE", str(loadavg))
     # Four cores whatever the machine has: on one or two the bound below would hold however the busy thread
     # was counted (one thread is always allowed).
     monkeypatch.setattr(compute_threads.os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3})

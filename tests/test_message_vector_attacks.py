@@ -13,7 +13,7 @@ from memory.extraction.grounding import CustomerSentences, ground
 from memory.models import EMBEDDING_DIMENSIONS, Message, Turn
 from memory.text import vectors
 from memory.text.analysis import split_sentences
-from memory.text.embeddings import CachingEmbedder, EmbeddingUnavailable, _normalised
+from memory.text.embeddings import CachingEmbedder, EmbeddingUnavailable, finite_unit_vectors
 from memory.turns import pipeline
 from memory.turns.sequence import take_turn
 from tenants import scope
@@ -221,7 +221,7 @@ class BrokenEndpoint:
     def embed(self, texts, *, query=False):
         out = np.array(self.engine.embed(texts, query=query), dtype=np.float32)
         out[:, 0] = self.value
-        return _normalised(out)
+        return finite_unit_vectors(out)
 
 
 @pytest.mark.django_db
@@ -235,7 +235,7 @@ def test_a_non_finite_vector_from_the_embedder_does_not_lose_the_turn(client_a, 
     broken = CachingEmbedder(BrokenEndpoint(vectors.get_embedder().inner, value))
     monkeypatch.setattr(vectors, "get_embedder", lambda: broken)
     with pytest.raises(EmbeddingUnavailable):
-        _normalised(np.array([[value, 1.0]], np.float32))
+        finite_unit_vectors(np.array([[value, 1.0]], np.float32))
     url = reverse("turn-create", args=[space_a.external_id])
     response = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json")
     assert response.status_code in (200, 201, 202), response.content

@@ -25,8 +25,9 @@ from __future__ import annotations
 import os
 import threading
 
-_LOADAVG = "/proc/loadavg"
-_OWN_THREADS = "/proc/self/task"
+# Where the kernel counts the runnable threads of the machine, and where it lists this process's threads.
+LOADAVG_FILE = "/proc/loadavg"
+OWN_THREADS_DIRECTORY = "/proc/self/task"
 # The process in which an embedding was given more than one thread; its forked children inherit it.
 _parallel_in_process: int | None = None
 
@@ -43,7 +44,7 @@ def threads_for_now(limit: int) -> int:
         # Own threads first: a thread of ours that stops running between the two reads then counts
         # as ours rather than as someone else's, which would take a core from this embedding.
         own = _runnable_threads_of_this_process()
-        with open(_LOADAVG, "rb") as loadavg:
+        with open(LOADAVG_FILE, "rb") as loadavg:
             runnable = int(loadavg.read().split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
         return 1
@@ -61,11 +62,11 @@ def _runnable_threads_of_this_process() -> int:
     embedding runs (the engine releases the GIL): it is someone else here."""
     other_python_threads = {str(t.native_id) for t in threading.enumerate()} - {str(threading.get_native_id())}
     running = 0
-    for thread in os.listdir(_OWN_THREADS):
+    for thread in os.listdir(OWN_THREADS_DIRECTORY):
         if thread in other_python_threads:
             continue
         try:
-            with open(f"{_OWN_THREADS}/{thread}/stat", "rb") as stat:
+            with open(f"{OWN_THREADS_DIRECTORY}/{thread}/stat", "rb") as stat:
                 fields = stat.read()
         except OSError:  # the thread ended meanwhile
             continue

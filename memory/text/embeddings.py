@@ -36,16 +36,29 @@ class LocalEmbedder:
         self._lock = threading.Lock()
         # The engine's own OpenMP runtime, found through its library's dependencies; the count set is
         # the calling thread's and the vectors do not depend on it (tests/test_embedding_threads.py).
-        self._set_threads = getattr(getattr(self._model, "_lib", None), "omp_set_num_threads", None)
+        runtime = getattr(self._model, "_lib", None)
+        self._set_threads = getattr(runtime, "omp_set_num_threads", None)
+        self._get_threads = getattr(runtime, "omp_get_max_threads", None)
 
-    def embed(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+    def embed(self, texts: list[str], *, query: bool = False, threads: int | None = None) -> np.ndarray:
+        """The texts' vectors, computed on ``threads`` OpenMP threads: by default as many as the cores nobody
+        else is using now (memory/text/compute_threads.py)."""
         if not texts:
             return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
         with self._lock:
             if self._set_threads is not None:
-                self._set_threads(threads_for_now(settings.ENGRAM_EMBEDDING_THREADS))
+                self._set_threads(threads or threads_for_now(settings.ENGRAM_EMBEDDING_THREADS))
             vectors = self._model.query(texts) if query else self._model.passage(texts)
-        return _normalised(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1))
+        return finite_unit_vectors(np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1))
+
+    def threads(self) -> int | None:
+        """The OpenMP threads the engine's next embedding in the calling thread runs on (the count is each
+        thread's own); None where the engine's runtime was not found."""
+        return self._get_threads() if self._get_threads is not None else None
+
+    def token_count(self, text: str) -> int:
+        """The model's tokens in ``text`` as a passage: past 512, the engine embeds it in windows and pools them."""
+        return self._model.token_count(text)
 
 
 class OpenAIEmbedder:
@@ -77,10 +90,12 @@ class OpenAIEmbedder:
             raise EmbeddingUnavailable(
                 f"embedding endpoint returned shape {vectors.shape}, expected ({len(texts)}, {EMBEDDING_DIMENSIONS})"
             )
-        return _normalised(vectors)
+        return finite_unit_vectors(vectors)
 
 
-def _normalised(vectors: np.ndarray) -> np.ndarray:
+def finite_unit_vectors(vectors: np.ndarray) -> np.ndarray:
+    """The vectors scaled to unit length (a zero vector stays zero); ``EmbeddingUnavailable`` when any number
+    is not finite. Every engine's reply goes through it."""
     if not np.isfinite(vectors).all():
         # A broken or hostile endpoint: such a vector cannot be stored (halfvec refuses NaN) nor compared.
         # Checked here, before the embedding cache keeps it, so a retry asks the engine again.
@@ -128,6 +143,11 @@ class CachingEmbedder:
         if not texts:
             return np.zeros((0, EMBEDDING_DIMENSIONS), dtype=np.float32)
         return np.stack([found[t] for t in texts])
+
+    def cached_keys(self) -> list[tuple[str, bytes, bool]]:
+        """What the cache is keyed by, oldest first: (scope, keyed digest of the text, whether a query) — no text."""
+        with self._lock:
+            return list(self._cache)
 
     def close(self) -> None:
         if hasattr(self.inner, "close"):

@@ -196,7 +196,7 @@ def embed_for_space(space_id, texts: list[str], *, query: bool = False) -> np.nd
     """Embed ``texts`` for ``space_id``: the vectors the space stores, or compares with what it stores.
 
     The embedding cache is keyed by the space too, so its timing tells no tenant what another sent.
-    Every engine's reply is checked before the cache keeps it (``embeddings._normalised``): numbers
+    Every engine's reply is checked before the cache keeps it (``embeddings.finite_unit_vectors``): numbers
     that are not finite are the engine failing, never a value to store."""
     return into_space(space_id, get_embedder().embed(texts, query=query, cache_scope=str(space_id)))
 
