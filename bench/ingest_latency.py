@@ -125,8 +125,8 @@ class SeparateProcesses:
         from memory.text import analysis
 
         self.analysis = analysis
-        self.request_side = analysis._SpaceLanguages(analysis.SPACE_LANGUAGES.max_entries)
-        self.worker_side = analysis._SpaceLanguages(analysis.SPACE_LANGUAGES.max_entries)
+        self.request_side = analysis.SpaceLanguages(analysis.SPACE_LANGUAGES.max_entries)
+        self.worker_side = analysis.SpaceLanguages(analysis.SPACE_LANGUAGES.max_entries)
 
     @contextlib.contextmanager
     def request(self):

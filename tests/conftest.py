@@ -173,14 +173,14 @@ def detections(monkeypatch):
     from memory.text import analysis
 
     detected: list[str] = []
-    real = analysis._detected_language
+    real = analysis.detect_language_afresh
 
     def counting(text):
         detected.append(text)
         return real(text)
 
-    monkeypatch.setattr(analysis, "_detected_language", counting)
-    monkeypatch.setattr(analysis, "SPACE_LANGUAGES", analysis._SpaceLanguages(max_entries=1000))
+    monkeypatch.setattr(analysis, "detect_language_afresh", counting)
+    monkeypatch.setattr(analysis, "SPACE_LANGUAGES", analysis.SpaceLanguages(max_entries=1000))
     return detected
 
 

@@ -37,9 +37,9 @@ def test_the_embedding_cache_answers_per_space_without_keeping_the_text():
     cache.embed([SECRET], cache_scope="space-2")
     assert engine.calls == [[SECRET], [SECRET]]  # remembered in its space, not across spaces
 
-    dumped = pickle.dumps(list(cache._cache))
+    dumped = pickle.dumps(cache.cached_keys())
     assert b"4471" not in dumped and b"door" not in dumped
-    assert {key[1] for key in cache._cache} == {text_key(SECRET)}
+    assert {key[1] for key in cache.cached_keys()} == {text_key(SECRET)}
 
 
 def test_after_turns_and_a_forget_request_no_process_cache_holds_the_customers_words(space_a):
@@ -48,8 +48,6 @@ def test_after_turns_and_a_forget_request_no_process_cache_holds_the_customers_w
     forget = queued(space_a, "Please forget my door code.", session_id="s2")
     work(space_a, forget)
 
-    remembered = pickle.dumps(
-        (list(vectors.get_embedder()._cache), list(analysis.SPACE_LANGUAGES._languages))
-    )  # fmt: skip
+    remembered = pickle.dumps((vectors.get_embedder().cached_keys(), analysis.SPACE_LANGUAGES.entries()))
     for fragment in (b"4471", b"door code", b"blue pot", b"forget"):
         assert fragment not in remembered

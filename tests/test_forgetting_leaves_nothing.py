@@ -495,6 +495,10 @@ def _strings(value, depth: int = 0):
             yield from _strings(item, depth + 1)
 
 
+# What functools.lru_cache and functools.cache wrap a function in, whatever its size.
+FUNCTOOLS_CACHE = type(functools.lru_cache(lambda: None))
+
+
 def process_caches() -> dict[str, str]:
     """What this process keeps between requests, cache by cache: every functools cache (ours and the
     libraries', the lemmatiser's among them), the embedding caches, the lemmas, the per-space language memory
@@ -502,15 +506,15 @@ def process_caches() -> dict[str, str]:
     texts: dict[str, list[str]] = {}
     for obj in gc.get_objects():
         kind = type(obj)  # not isinstance: that reads __class__, and a lazy object would set itself up
-        if kind is functools._lru_cache_wrapper:
+        if kind is FUNCTOOLS_CACHE:
             name = f"process cache {getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}"
             for referent in gc.get_referents(obj):
                 if not callable(referent) and not isinstance(referent, types.ModuleType):
                     texts.setdefault(name, []).extend(_strings(referent))
         elif issubclass(kind, CachingEmbedder):
-            texts.setdefault("process cache: embeddings", []).extend(_strings(list(obj._cache)))
-    texts["process cache: lemmas"] = list(_strings(list(analysis.LEMMAS._edits.items())))
-    texts["process cache: languages"] = list(_strings(list(analysis.SPACE_LANGUAGES._languages.items())))
+            texts.setdefault("process cache: embeddings", []).extend(_strings(obj.cached_keys()))
+    texts["process cache: lemmas"] = list(_strings(analysis.LEMMAS.entries()))
+    texts["process cache: languages"] = list(_strings(analysis.SPACE_LANGUAGES.entries()))
     texts["process cache: regular expressions"] = list(_strings([list(getattr(re, "_cache", {}))]))
     return {name: lowered(strings) for name, strings in texts.items()}
 

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import simplemma
-from simplemma.strategies.dictionaries import DEFAULT_DICTIONARY_FACTORY
+from simplemma.strategies.dictionaries import DefaultDictionaryFactory
 
 from memory.text import analysis
 
@@ -38,13 +38,20 @@ def eval_texts() -> list[str]:
     return sorted({t for t in texts if len(t) > 3})
 
 
-def test_text_analysis_never_loads_the_default_dictionaries():
-    DEFAULT_DICTIONARY_FACTORY._get_dictionary.cache_clear()
+def test_text_analysis_never_loads_the_default_dictionaries(monkeypatch):
+    asked: list[str] = []
+    default_lookup = DefaultDictionaryFactory.get_dictionary
+
+    def recorded(factory, lang):
+        asked.append(lang)
+        return default_lookup(factory, lang)
+
+    monkeypatch.setattr(DefaultDictionaryFactory, "get_dictionary", recorded)
     for language, text in {"en": "We run four vans.", "ru": "У нас четыре фургона.", "cs": "Máme dodávky."}.items():
         analysis.LEMMAS.clear()
         assert analysis.detect_language(text) == language
         assert analysis.content_terms(text, language)
-    assert DEFAULT_DICTIONARY_FACTORY._get_dictionary.cache_info().currsize == 0
+    assert asked == []
 
 
 def test_low_memory_dictionaries_give_the_same_lemmas_and_languages_on_the_eval_set():

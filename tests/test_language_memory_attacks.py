@@ -1,4 +1,4 @@
-"""Attacks on the per-space memory of detected languages (memory/text/analysis.py, ``_SpaceLanguages``):
+"""Attacks on the per-space memory of detected languages (memory/text/analysis.py, ``SpaceLanguages``):
 another space's activity, nested blocks, a recall of one space inside a turn of another, threads,
 near-identical texts, and what a memory dump of the process would show."""
 
@@ -28,7 +28,7 @@ TEXTS = {
 
 
 def spaces_remembered() -> set[str]:
-    return {space_key for space_key, _digest in analysis.SPACE_LANGUAGES._languages}
+    return {space_key for space_key, _digest, _language in analysis.SPACE_LANGUAGES.entries()}
 
 
 def test_after_a_nested_block_for_another_space_the_outer_space_keeps_its_own_memory(detections):
@@ -74,9 +74,9 @@ def test_near_identical_texts_each_get_their_own_detection(detections):
         "Наш склад 😀 в Валенсии.",
         *TEXTS.values(),
     ]
-    digests = {analysis.SPACE_LANGUAGES._entry("space-1", text) for text in variants}
+    digests = {analysis.SPACE_LANGUAGES.key_for("space-1", text) for text in variants}
     assert len(digests) == len(variants)
-    expected = [analysis._detected_language(text) for text in variants]
+    expected = [analysis.detect_language_afresh(text) for text in variants]
     detections.clear()
     for _ in range(2):
         with languages_remembered("space-1"):
@@ -118,10 +118,10 @@ def test_a_thread_started_inside_a_block_does_not_remember_for_that_space(detect
 def test_after_a_turn_the_process_keeps_no_text_and_no_digest_anyone_could_compute(detections, space_a):
     said = "Our warehouse in Valencia opens at eight on weekdays."
     assert work(space_a, queued(space_a, said)) == "done"
-    assert analysis._languages_seen.get() is None  # the turn's own texts went with its block
-    entries = list(analysis.SPACE_LANGUAGES._languages)
-    assert entries and {space_key for space_key, _ in entries} == {str(space_a.id)}
+    assert not analysis.remembering_languages()  # the turn's own texts went with its block
+    entries = analysis.SPACE_LANGUAGES.entries()
+    assert entries and {space_key for space_key, _, _ in entries} == {str(space_a.id)}
     unkeyed = {hashlib.blake2b(text.encode(), digest_size=16).digest() for text in detections}
-    for _space_key, digest in entries:
+    for _space_key, digest, _language in entries:
         assert len(digest) == 16 and digest not in unkeyed
         assert b"Valencia" not in digest and b"warehouse" not in digest

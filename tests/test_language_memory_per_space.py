@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory.text import analysis
-from memory.text.analysis import _SpaceLanguages, detect_language, languages_remembered
+from memory.text.analysis import SpaceLanguages, detect_language, languages_remembered
 from tests.support.worker import queued, work
 
 pytestmark = pytest.mark.django_db
@@ -50,16 +50,16 @@ def test_a_block_for_another_space_inside_one_does_not_read_the_outer_spaces_mem
 def test_what_is_kept_holds_no_customer_text(detections):
     with languages_remembered("space-1"):
         detect_language(TEXT)
-    keys = list(analysis.SPACE_LANGUAGES._languages)
-    assert len(keys) == 1
-    space_key, digest = keys[0]
+    entries = analysis.SPACE_LANGUAGES.entries()
+    assert len(entries) == 1
+    space_key, digest, _language = entries[0]
     assert space_key == "space-1"
     assert isinstance(digest, bytes) and len(digest) == 16
     assert TEXT.encode() not in digest and b"Valencia" not in digest
 
 
 def test_the_memory_is_bounded():
-    languages = _SpaceLanguages(max_entries=5)
+    languages = SpaceLanguages(max_entries=5)
     for number in range(20):
         languages.put("space-1", f"We have {number} vans.", "en")
     assert len(languages) == 5

@@ -123,7 +123,7 @@ def is_cjk(text: str) -> bool:
     return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z\u00c0-\u024f\u0400-\u04ff]", text)) / 3
 
 
-class _SpaceLanguages:
+class SpaceLanguages:
     """The languages of texts one space's turns and recalls have read, kept across them (bounded).
 
     The worker compares each new entry with the space's nearest memories, the same ones turn after
@@ -137,11 +137,12 @@ class _SpaceLanguages:
         self._languages: OrderedDict[tuple[str, bytes], str] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _entry(self, space_key: str, text: str) -> tuple[str, bytes]:
+    def key_for(self, space_key: str, text: str) -> tuple[str, bytes]:
+        """What ``text`` is remembered under in a space: the space and a keyed digest of the text."""
         return space_key, text_key(text)
 
     def get(self, space_key: str, text: str) -> str | None:
-        entry = self._entry(space_key, text)
+        entry = self.key_for(space_key, text)
         with self._lock:
             language = self._languages.get(entry)
             if language is not None:
@@ -149,18 +150,23 @@ class _SpaceLanguages:
             return language
 
     def put(self, space_key: str, text: str, language: str) -> None:
-        entry = self._entry(space_key, text)
+        entry = self.key_for(space_key, text)
         with self._lock:
             self._languages[entry] = language
             self._languages.move_to_end(entry)
             while len(self._languages) > self.max_entries:
                 self._languages.popitem(last=False)
 
+    def entries(self) -> list[tuple[str, bytes, str]]:
+        """What is remembered, oldest first: (space key, keyed digest of the text, language) — never a text."""
+        with self._lock:
+            return [(space_key, digest, language) for (space_key, digest), language in self._languages.items()]
+
     def __len__(self) -> int:
         return len(self._languages)
 
 
-SPACE_LANGUAGES = _SpaceLanguages(max_entries=20_000)
+SPACE_LANGUAGES = SpaceLanguages(max_entries=20_000)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,7 +181,7 @@ _languages_seen: contextvars.ContextVar[_Remembered | None] = contextvars.Contex
 @contextlib.contextmanager
 def languages_remembered(space_id=None):
     """Within the block, each distinct text's language is detected once; with a space, once while the
-    process remembers it (``_SpaceLanguages``).
+    process remembers it (``SpaceLanguages``).
 
     One turn reads the same few texts (its message, sentences, entries and their nearest memories)
     dozens of times. Without a space, what is remembered ends with the block."""
@@ -189,6 +195,11 @@ def languages_remembered(space_id=None):
         yield
     finally:
         _languages_seen.reset(token)
+
+
+def remembering_languages() -> bool:
+    """Whether this context is inside a ``languages_remembered`` block."""
+    return _languages_seen.get() is not None
 
 
 def remembered_space_key() -> str | None:
@@ -211,13 +222,13 @@ def languages_remembered_in_space(function):
 def detect_language(text: str) -> str:
     remembered = _languages_seen.get()
     if remembered is None:
-        return _detected_language(text)
+        return detect_language_afresh(text)
     language = remembered.seen.get(text)
     if language is None:
         if remembered.space_key is not None:
             language = SPACE_LANGUAGES.get(remembered.space_key, text)
         if language is None:
-            language = _detected_language(text)
+            language = detect_language_afresh(text)
             if remembered.space_key is not None:
                 SPACE_LANGUAGES.put(remembered.space_key, text, language)
         remembered.seen[text] = language
@@ -237,7 +248,7 @@ def language_if_sure(text: str) -> str | None:
     """
     text = bounded(text, 1000)
     if _KANA.search(text) or _HANGUL.search(text) or is_cjk(text) or _CYRILLIC.search(text):
-        return _detected_language(text)
+        return detect_language_afresh(text)
     scores = simplemma.langdetect(text, lang=LATIN_LANGUAGES, low_memory=LOW_MEMORY_DICTIONARIES)
     (best, share), (_runner_up, runner_up_share) = scores[0], scores[1] if len(scores) > 1 else ("", 0.0)
     if best == "unk" or share < SURE_LANGUAGE_SHARE or share <= runner_up_share:
@@ -245,7 +256,8 @@ def language_if_sure(text: str) -> str | None:
     return best
 
 
-def _detected_language(text: str) -> str:
+def detect_language_afresh(text: str) -> str:
+    """The language of ``text``, detected now: what ``detect_language`` asks when nothing remembers it."""
     text = bounded(text, 1000)
     if _KANA.search(text):
         return "ja"
@@ -347,6 +359,12 @@ class _Lemmas:
     def clear(self) -> None:
         with self._lock:
             self._edits.clear()
+
+    def entries(self) -> list[tuple[bytes, int, str]]:
+        """What is remembered, oldest first: (keyed digest of the language and word, characters cut from the
+        word's end, the ending added) — never a word."""
+        with self._lock:
+            return [(key, cut, ending) for key, (cut, ending) in self._edits.items()]
 
     def __len__(self) -> int:
         return len(self._edits)
