@@ -53,7 +53,9 @@ def unwrap(wrapped: bytes, *, space_id: uuid.UUID, kek_id: str, kek_version: int
         ) from None
 
 
-class _DataKeyCache:
+class DataKeyCache:
+    """The unwrapped data keys of the spaces used lately, by space id: bounded, each for ``ttl_seconds``."""
+
     def __init__(self, max_entries: int, ttl_seconds: float):
         self._entries: OrderedDict[uuid.UUID, tuple[float, bytes]] = OrderedDict()
         self._lock = threading.Lock()
@@ -91,7 +93,7 @@ class _DataKeyCache:
         return len(self._entries)
 
 
-data_key_cache = _DataKeyCache(CACHE_MAX_ENTRIES, CACHE_TTL_SECONDS)
+data_key_cache = DataKeyCache(CACHE_MAX_ENTRIES, CACHE_TTL_SECONDS)
 
 
 def create_space_key(space: Space) -> SpaceKey:

@@ -6,7 +6,7 @@ import statistics
 import time
 
 import pytest
-from django.contrib.auth import get_user_model
+from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from tenants import scope
@@ -49,7 +49,7 @@ def test_another_tenants_username_is_refused_and_the_account_is_untouched(client
         assert Membership.objects.get(user__username="alice").role == "admin"
     client.logout()
     refused = client.post("/console/login/", {"username": "alice", "password": ATTACKER_PASSWORD})
-    assert refused.status_code == 200 and "_auth_user_id" not in client.session
+    assert refused.status_code == 200 and SESSION_KEY not in client.session
     assert client.login(username="alice", password=ALICE_PASSWORD)
 
 

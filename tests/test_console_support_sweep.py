@@ -98,7 +98,7 @@ def concrete_urls(tenant, space, shared) -> dict[str, list[str]]:
     urls = {}
     for pattern in console_urls.urlpatterns:
         assert isinstance(pattern, URLPattern)
-        route = pattern.pattern._route
+        route = str(pattern.pattern)
         variants = []
         for external_id in (space.external_id, shared.external_id):
             path = "/console/" + route

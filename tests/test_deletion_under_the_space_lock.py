@@ -116,14 +116,14 @@ def test_a_case_deleted_during_a_duplicate_merge_is_not_saved_back(tenant_a, mon
     with scope.tenant_scope(tenant_a, space):
         case = storing.store_case(space, storing.NewCase(kind="episode", inputs={"question": REFUND}, output="ok"))
     merging, go_on = threading.Event(), threading.Event()
-    real_merge = storing._merge
+    real_merge = storing.merge_into_existing
 
     def merge_that_pauses(existing, new_case, choice):
         merging.set()
         go_on.wait(WAIT)
         return real_merge(existing, new_case, choice)
 
-    monkeypatch.setattr(storing, "_merge", merge_that_pauses)
+    monkeypatch.setattr(storing, "merge_into_existing", merge_that_pauses)
     again = storing.NewCase(kind="episode", inputs={"question": REFUND}, output="ok", feedback_comment="again")
     writer = Side(space, lambda: storing.store_case(space, again, storing.DuplicateChoice(on_duplicate="merge")))
     writer.start()

@@ -205,15 +205,15 @@ def test_erasing_a_space_deletes_its_key_and_rows(space_a, space_a2):
 def test_the_unwrapped_key_cache_is_bounded():
     import uuid
 
-    from tenants.space_keys import _DataKeyCache
+    from tenants.space_keys import DataKeyCache
 
-    cache = _DataKeyCache(max_entries=3, ttl_seconds=60)
+    cache = DataKeyCache(max_entries=3, ttl_seconds=60)
     ids = [uuid.uuid4() for _ in range(5)]
     for space_id in ids:
         cache.put(space_id, b"k" * 32)
     assert len(cache) == 3
     assert cache.get(ids[0]) is None and cache.get(ids[4]) == b"k" * 32
-    expiring = _DataKeyCache(max_entries=3, ttl_seconds=-1)
+    expiring = DataKeyCache(max_entries=3, ttl_seconds=-1)
     expiring.put(ids[0], b"k" * 32)
     assert expiring.get(ids[0]) is None
 

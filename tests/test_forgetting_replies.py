@@ -185,7 +185,7 @@ def store(space, turn):
 def test_a_forget_during_a_reply_to_the_turn_waits_and_blanks_the_reply(tenant_a, monkeypatch):
     space, turn, fact = told_and_learnt(tenant_a)
     stored, go_on = threading.Event(), threading.Event()
-    real_store = intake._store_message
+    real_store = intake.store_message
 
     def store_then_hold_the_transaction(*args, **kwargs):
         result = real_store(*args, **kwargs)
@@ -193,7 +193,7 @@ def test_a_forget_during_a_reply_to_the_turn_waits_and_blanks_the_reply(tenant_a
         go_on.wait(WAIT)
         return result
 
-    monkeypatch.setattr(intake, "_store_message", store_then_hold_the_transaction)
+    monkeypatch.setattr(intake, "store_message", store_then_hold_the_transaction)
     replier = Side(space, lambda: store(space, turn))
     replier.start()
     assert stored.wait(WAIT)

@@ -203,7 +203,7 @@ def test_the_async_client_does_the_same(live_server, key_a, key_b, space_a, spac
 def test_retry_after_is_read_as_seconds_or_a_date_and_bounded():
     from email.utils import format_datetime
 
-    from engram_client._requests import retry_after_seconds
+    from engram_client.retries import retry_after_seconds
 
     now = 1_800_000_000.0
     in_ten_seconds = format_datetime(datetime.datetime.fromtimestamp(now + 10, tz=datetime.UTC), usegmt=True)

@@ -137,7 +137,9 @@ def store_case(
         return StoreResult(
             episode=_create(space, case, prepared), action="replaced", duplicates=others, replaced_id=replaced_id
         )
-    return StoreResult(episode=_merge(target.episode, case, choice), action="merged", duplicates=duplicates)
+    return StoreResult(
+        episode=merge_into_existing(target.episode, case, choice), action="merged", duplicates=duplicates
+    )
 
 
 def _chosen(duplicates: list[Match], target_id) -> Match:
@@ -192,7 +194,7 @@ def _combined(existing: str | None, new: str | None) -> str | None:
     return "\n\n".join(parts) if parts else None
 
 
-def _merge(existing: Episode, case: NewCase, choice: DuplicateChoice) -> Episode:
+def merge_into_existing(existing: Episode, case: NewCase, choice: DuplicateChoice) -> Episode:
     """Keep the existing case; combine the comments; a disagreement must be settled by the request."""
     if case.kind == Episode.Kind.EPISODE:
         conflict = bool(existing.sentiment and case.sentiment and existing.sentiment != case.sentiment)

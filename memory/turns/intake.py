@@ -93,7 +93,7 @@ def _message_key(space, session: Session, incoming: IncomingMessage) -> str:
     )
 
 
-def _store_message(space, session: Session, incoming: IncomingMessage, *, answers_turn_id=None) -> tuple[Message, bool]:
+def store_message(space, session: Session, incoming: IncomingMessage, *, answers_turn_id=None) -> tuple[Message, bool]:
     """The stored message and whether it is new. A replay (same digest) is the row stored first, as it was: a
     reply that says again what the agent said to another turn of the session stays that turn's answer."""
     key = _message_key(space, session, incoming)
@@ -153,7 +153,7 @@ def _receive_turn(space, incoming: IncomingMessage, *, session_id, channel: str)
     session = session_for(
         space, session_id=session_id, first_message=incoming.content, channel=channel, started_at=incoming.sent_at
     )
-    stored, is_new = _store_message(space, session, incoming)
+    stored, is_new = store_message(space, session, incoming)
     if not is_new:
         # A replay, also of a message forgotten since: forgetting drops its text and keeps the row, so the
         # replay is found here and answered with its turn, and nothing it said is stored again.
@@ -194,7 +194,7 @@ def receive_transcript(*, space, messages: list[IncomingMessage], session_id: st
         return TurnReceipt(turn=turn, session=session, is_new=False)  # a replay: nothing stored again
     # The agent's (system's, tool's) lines answer this turn: forgetting what it taught drops their text too.
     turn_id = uuid.uuid4()
-    stored = [_store_message(space, session, incoming, answers_turn_id=turn_id)[0] for incoming in timed]
+    stored = [store_message(space, session, incoming, answers_turn_id=turn_id)[0] for incoming in timed]
     turn = Turn.objects.create(
         id=turn_id,
         tenant_id=space.tenant_id,
@@ -222,7 +222,7 @@ def store_reply(*, space, turn: Turn, content: str, keep_transcripts: bool) -> M
     # text is not kept either, or the transcript would hold the very words the customer had forgotten. Nor is
     # the text of a reply to a message whose text is gone (forgotten since, or past retention): it came late.
     keep = keep_transcripts and not turn.forget_handled and not _text_dropped_from(turn)
-    message, _ = _store_message(
+    message, _ = store_message(
         space,
         turn.session,
         IncomingMessage(role=Message.Role.AGENT, content=content, sent_at=timezone.now()),

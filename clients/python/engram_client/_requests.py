@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import email.utils
-import time
 from typing import Any, Literal
 from urllib.parse import quote
-
-RETRYABLE_STATUSES = frozenset({429, 503})
-MAX_RETRY_AFTER_SECONDS = 60.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,26 +45,3 @@ def without_none(**values: Any) -> dict[str, Any]:
 def query_flags(**values: Any) -> dict[str, Any]:
     """Query parameters with booleans spelled the way the API reads them (``true``/``false``)."""
     return {k: ("true" if v else "false") if isinstance(v, bool) else v for k, v in without_none(**values).items()}
-
-
-def retry_after_seconds(header: str | None, *, now: float | None = None) -> float | None:
-    """``Retry-After`` as seconds: a number (``"5"``) or an HTTP date; ``None`` when absent or unreadable."""
-    if not header:
-        return None
-    header = header.strip()
-    try:
-        seconds = float(header)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(header)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
-
-
-def backoff_seconds(attempt: int, retry_after: float | None, base: float) -> float:
-    """The wait before retry ``attempt`` (1-based): the server's ``Retry-After`` when it gave one, else doubling."""
-    if retry_after is not None:
-        return retry_after
-    return min(base * (2 ** (attempt - 1)), MAX_RETRY_AFTER_SECONDS)

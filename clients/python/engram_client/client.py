@@ -14,8 +14,9 @@ from typing import Any
 import httpx2
 
 from engram_client._operations import Json, Operations
-from engram_client._requests import RETRYABLE_STATUSES, ApiRequest, backoff_seconds, retry_after_seconds
+from engram_client._requests import ApiRequest
 from engram_client.errors import EngramError, error_from_response
+from engram_client.retries import RETRYABLE_STATUSES, backoff_seconds, retry_after_seconds
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RETRIES = 3
