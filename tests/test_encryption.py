@@ -1,4 +1,5 @@
-"""Per-space envelope encryption: nothing readable in a dump, ciphertexts bound to space and row, rotation."""
+"""Per-space envelope encryption: nothing readable in a dump, ciphertexts bound to space and row, rotation,
+and a space's data key never unwrapped under another tenant's scope."""
 
 import base64
 import subprocess
@@ -229,3 +230,10 @@ def test_the_keyring_refuses_bad_configuration():
         keyring.Keyring.parse(keyring.generate_entry("a"), default_key_id="b")
     ring = keyring.Keyring.parse(keyring.generate_entry("a") + "\n" + keyring.generate_entry("a", 3))
     assert ring.newest("a")[0] == 3
+
+
+@pytest.mark.django_db
+def test_data_key_for_refuses_another_tenants_space_when_not_cached(space_a, space_b):
+    data_key_cache.clear()
+    with scope.tenant_scope(space_b.tenant_id, space_b), pytest.raises(SpaceKeyUnavailable):
+        data_key_for(space_a.id)

@@ -1,6 +1,9 @@
 """The worker reuses the vector the turn request computed for the customer's message: a one-sentence
 turn whose entry is the sentence embeds nothing in the worker, writes what a fresh embedding would, and
-the vector is gone once the turn is processed. A vector is only ever used for its own row's exact text."""
+the vector is gone once the turn is processed. A vector is only ever used for its own row's exact text:
+a replayed message or forget request, a transcript sharing a queued message, re-embedding, a model
+changed before the worker runs and an engine answering numbers that are not finite never leave a wrong or
+stale vector, nor lose the turn."""
 
 from __future__ import annotations
 
@@ -11,8 +14,11 @@ import pytest
 from django.utils import timezone
 
 from memory.forgetting.retention import expire_space
-from memory.models import Message, Turn
+from memory.models import EMBEDDING_DIMENSIONS, Message, Turn
 from memory.text import vectors
+from memory.text.embeddings import CachingEmbedder, EmbeddingUnavailable, finite_unit_vectors
+from memory.turns import pipeline
+from memory.turns.sequence import take_turn
 from tenants import scope
 from tenants.models import Space
 from tests.support.worker import FLEET, current_facts, make_due, pending_vector, queued, work
@@ -93,8 +99,6 @@ def test_a_retry_after_a_transient_failure_still_reuses_the_vector(space_a, open
 
 
 def test_a_turn_that_finally_fails_drops_the_vector(settings, monkeypatch, space_a):
-    from memory.turns import pipeline
-
     settings.ENGRAM_TURN_MAX_ATTEMPTS = 1
     monkeypatch.setattr(pipeline, "analyse", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("a bug")))
     turn = queued(space_a, SENTENCE)
@@ -172,3 +176,126 @@ def test_retention_drops_the_vector_with_the_text(space_a):
         report = expire_space(Space.objects.select_related("tenant").get(pk=space_a.pk))
     assert report.transcript_lines == 1
     assert pending_vector(space_a, turn) is None
+
+
+SAID = "Thanks so much. We run a fleet of four vans. Our renewal is in May."
+
+
+def test_a_replayed_message_keeps_one_row_one_vector_and_is_processed_once(space_a):
+    first = queued(space_a, SAID, session_id="r")
+    before = pending_vector(space_a, first)
+    assert before is not None
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        again = take_turn(space=space_a, message=SAID, actor="t", session_id="r").turn
+    assert again.pk == first.pk
+    assert np.array_equal(pending_vector(space_a, first), before)
+    assert work(space_a, first) == "done"
+    assert pending_vector(space_a, first) is None
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        third = take_turn(space=space_a, message=SAID, actor="t", session_id="r").turn
+        assert third.pk == first.pk and Turn.objects.get(pk=first.pk).status == Turn.Status.DONE
+        assert Message.objects.filter(pk__in=first.message_ids).count() == 1
+    assert pending_vector(space_a, first) is None  # a replay after processing stores no vector again
+
+
+def test_a_replayed_forget_request_forgets_nothing_more_and_keeps_no_vector(space_a):
+    queued(space_a, "We run a fleet of four vans.", session_id="f0")
+    forget = "Please forget that we run four vans."
+    turn = queued(space_a, forget, session_id="f1")
+    queued(space_a, "We run a fleet of four vans.", session_id="f2")  # said again, after the forget
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        replay = take_turn(space=space_a, message=forget, actor="t", session_id="f1")
+    assert replay.turn.pk == turn.pk and not replay.forgot
+    assert pending_vector(space_a, turn) is None
+
+
+def test_a_transcript_turn_sharing_a_queued_message_leaves_a_usable_state(space_a):
+    """The same customer message arrives in a single turn (vector stored) and in a transcript of the same
+    session (the row is reused): whichever turn runs first, the other still finishes."""
+    from memory.turns import intake
+    from memory.turns.sequence import take_transcript
+
+    single = queued(space_a, "We run a fleet of four vans.", session_id="t")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        transcript = take_transcript(
+            space=space_a,
+            messages=[
+                intake.IncomingMessage(
+                    role="customer",
+                    content="We run a fleet of four vans.",
+                    sent_at=timezone.now() - datetime.timedelta(seconds=1),
+                ),
+                intake.IncomingMessage(role="customer", content="Our renewal is in May."),
+            ],
+            session_id="t",
+        ).turn
+    assert work(space_a, transcript) == "done"
+    assert work(space_a, single) == "done"
+
+
+def test_reembedding_clears_pending_vectors_in_every_space_of_the_tenant(space_a, space_a2, space_b):
+    from memory.text.reembedding import reembed_tenant
+
+    turns = [(space, queued(space, "We run a fleet of four vans.")) for space in (space_a, space_a2, space_b)]
+    reembed_tenant(space_a.tenant_id)
+    assert pending_vector(space_a, turns[0][1]) is None
+    assert pending_vector(space_a2, turns[1][1]) is None
+    assert pending_vector(space_b, turns[2][1]) is not None  # another tenant's: untouched
+
+
+class NextModel:
+    """A different embedding model (the old one's dimensions permuted: unrelated directions)."""
+
+    def __init__(self, inner):
+        self.inner, self.name = inner, inner.name + "-next"
+        self.order = np.random.default_rng(7).permutation(EMBEDDING_DIMENSIONS)
+
+    def embed(self, texts, *, query=False, **options):
+        return np.asarray(self.inner.embed(texts, query=query, **options))[:, self.order]
+
+
+def test_a_vector_stored_under_the_previous_model_is_not_used_after_a_model_change(space_a, monkeypatch):
+    """A turn queued before an embedding-model deploy and processed after it (before `reembed` runs, or
+    racing it): the stored vector passes the unit-norm check, so without the engine's name stored with
+    it the worker wrote the new memory with the previous model's vector (found and fixed)."""
+    turn = queued(space_a, "We run a fleet of four vans.")
+    current = vectors.get_embedder()
+    monkeypatch.setattr(vectors, "get_embedder", lambda: NextModel(current))
+    vectors.get_embedder().embed(["warm"])
+    assert work(space_a, turn) == "done"
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        expected = vectors.embed_for_space(space_a.id, ["We run a fleet of four vans."])[0]
+    stored = current_facts(space_a)["We run a fleet of four vans."]
+    assert np.allclose(stored, expected, atol=2e-3), "memory written with the previous model's vector"
+
+
+class BrokenEndpoint:
+    """An embedding engine whose endpoint answers with non-finite numbers (a hostile or broken
+    OpenAI-compatible server): its reply goes through the engines' own normalisation, as theirs does."""
+
+    def __init__(self, engine, value):
+        self.engine, self.name, self.value = engine, engine.name, value
+
+    def embed(self, texts, *, query=False):
+        out = np.array(self.engine.embed(texts, query=query), dtype=np.float32)
+        out[:, 0] = self.value
+        return finite_unit_vectors(out)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_non_finite_vector_from_the_embedder_does_not_lose_the_turn(client_a, space_a, monkeypatch, value):
+    """A NaN/inf from the embedding endpoint failed the message insert (halfvec refuses NaN) and the
+    whole turn was a 400 blaming the caller (found and fixed): it is the engine failing, so the
+    turn is stored and queued, and recall falls back to keywords."""
+    from django.urls import reverse
+
+    broken = CachingEmbedder(BrokenEndpoint(vectors.get_embedder().inner, value))
+    monkeypatch.setattr(vectors, "get_embedder", lambda: broken)
+    with pytest.raises(EmbeddingUnavailable):
+        finite_unit_vectors(np.array([[value, 1.0]], np.float32))
+    url = reverse("turn-create", args=[space_a.external_id])
+    response = client_a.post(url, {"message": "We run a fleet of four vans."}, format="json")
+    assert response.status_code in (200, 201, 202), response.content
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        [message] = Message.objects.filter(space=space_a)
+    assert message.content == "We run a fleet of four vans." and message.pending_embedding is None

@@ -1,6 +1,7 @@
 """One settings service behind the API PATCH and the console save: the same stored result for the same
-change, concurrent saves that never lose each other, effective settings that are never stale, and a
-console form that follows the registry."""
+change, concurrent saves that never lose each other, effective settings that are never stale (a bare
+UPDATE, a tenant default that moves, another tenant's cached entry, a caller changing the dictionary it
+was handed), and a console form that follows the registry."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.urls import reverse
 
 from tenants import scope, settings_service, space_settings
 from tenants.models import SettingsChange, Space, Tenant
+from tenants.settings_service import change_space_settings, change_tenant_defaults
 from tenants.space_settings import SETTINGS, Setting, effective_settings
 from tenants.tenant_admin import create_operator
 
@@ -302,3 +304,60 @@ def test_a_setting_added_to_the_registry_appears_in_the_console_form_and_the_api
     assert patch(client_a, space_a, {"greeting_pause_seconds": 7}).status_code == 200
     effective = client_a.get(reverse("space-detail", args=[space_a.external_id])).json()["effective_settings"]
     assert effective["greeting_pause_seconds"] == 7 and effective["greet_by_name"] is True
+
+
+def fresh(space):
+    with scope.tenant_scope(space.tenant_id, space):
+        return Space.objects.select_related("tenant").get(pk=space.pk)
+
+
+@pytest.mark.django_db
+def test_saved_value_is_seen_at_once_not_the_cached_one(space_a):
+    assert effective_settings(fresh(space_a))["recall_limit"] != 7
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        change_space_settings(space=fresh(space_a), changes={"recall_limit": 7}, actor="operator")
+    assert effective_settings(fresh(space_a))["recall_limit"] == 7
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        Space.objects.filter(pk=space_a.pk).update(settings={})  # a bare UPDATE, no invalidation
+    assert effective_settings(fresh(space_a))["recall_limit"] != 7
+
+
+@pytest.mark.django_db
+def test_tenant_default_change_reaches_the_space(space_a, tenant_a):
+    effective_settings(fresh(space_a))
+    with scope.tenant_scope(tenant_a):
+        change_tenant_defaults(tenant=tenant_a, changes={"recall_limit": 9}, actor="operator")
+    assert effective_settings(fresh(space_a))["recall_limit"] == 9
+
+
+@pytest.mark.django_db
+def test_another_tenants_settings_never_served(space_a, space_b):
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        change_space_settings(space=fresh(space_a), changes={"recall_limit": 3}, actor="operator")
+    effective_settings(fresh(space_a))
+    assert effective_settings(fresh(space_b))["recall_limit"] != 3
+
+
+@pytest.mark.django_db
+def test_changing_a_nested_value_of_the_returned_dict_changes_nothing_shared(space_a, space_b):
+    builtin = dict(SETTINGS["strategy_weights"].default)
+    try:
+        first = effective_settings(fresh(space_a))
+        first["strategy_weights"]["keyword"] = 4.5  # e.g. a playground override applied in place
+        again = effective_settings(fresh(space_a))
+        other_tenant = effective_settings(fresh(space_b))
+        assert again["strategy_weights"]["keyword"] == builtin["keyword"], "cached entry of this space changed"
+        assert other_tenant["strategy_weights"]["keyword"] == builtin["keyword"], "another tenant's settings changed"
+    finally:
+        SETTINGS["strategy_weights"].default.clear()
+        SETTINGS["strategy_weights"].default.update(builtin)
+
+
+@pytest.mark.django_db
+def test_cache_hit_copy_is_deep_enough(space_a):
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        change_space_settings(space=fresh(space_a), changes={"strategy_weights": {"keyword": 2.0}}, actor="operator")
+    effective_settings(fresh(space_a))  # miss: cached
+    hit = effective_settings(fresh(space_a))  # hit
+    hit["strategy_weights"]["keyword"] = 0.0
+    assert effective_settings(fresh(space_a))["strategy_weights"]["keyword"] == 2.0
