@@ -132,12 +132,12 @@ def recall_costs(spaces: int = 50) -> list[str]:
 
 
 def attack_figures(spaces: int = 200) -> list[str]:
-    """The dump-guess attack of tests/test_vectors_keyed_per_space.py replayed in process over many
+    """The dump-guess attack of tests/tenancy/test_vectors_keyed_per_space.py replayed in process over many
     space keys, with the halfvec column's float16 rounding; and how far that rounding moves distances."""
     from memory.text.embeddings import get_embedder
     from memory.text.vectors import dense_rotation_v1, rotation_from_key
     from tests.support.vectors import FACTS
-    from tests.test_vector_rotation import invariant_attack_hits, nearest_row_hits
+    from tests.tenancy.test_vector_rotation import invariant_attack_hits, nearest_row_hits
 
     public = get_embedder().embed(FACTS)
     keys = [hashlib.sha256(f"attack-{n}".encode()).digest() for n in range(spaces)]

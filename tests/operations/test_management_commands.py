@@ -73,8 +73,8 @@ def project_commands() -> dict[str, str]:
 RUN_ELSEWHERE = {
     "migrate": "test_migrate_and_flush_run_as_the_owner",
     "flush": "test_migrate_and_flush_run_as_the_owner",
-    "mcp": "tests/test_mcp_server.py (stdio and streamable HTTP)",
-    "run_worker": "tests/test_served_processes.py (a real worker process sweeps and runs a turn)",
+    "mcp": "tests/clients/test_mcp_server.py (stdio and streamable HTTP)",
+    "run_worker": "tests/operations/test_served_processes.py (a real worker process sweeps and runs a turn)",
 }
 
 

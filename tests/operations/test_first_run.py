@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 
 from tests.conftest import api_client
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def printed_demo(capsys, *arguments) -> str:

@@ -15,7 +15,7 @@ from simplemma.strategies.dictionaries import DefaultDictionaryFactory
 
 from memory.text import analysis
 
-EVAL_DATA = Path(__file__).resolve().parent.parent / "eval" / "data"
+EVAL_DATA = Path(__file__).resolve().parents[2] / "eval" / "data"
 
 
 def strings_in(value) -> list[str]:

@@ -30,7 +30,7 @@ from tenants.api_keys import issue_api_key
 
 FACT = "Hi! We run a fleet of four vans. Can you check my invoice?"
 VANS = "We run a fleet of four vans."
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:

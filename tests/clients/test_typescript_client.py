@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-PACKAGE = Path(__file__).resolve().parent.parent / "clients" / "typescript"
+PACKAGE = Path(__file__).resolve().parents[2] / "clients" / "typescript"
 
 
 def need_node_and_npm() -> None:

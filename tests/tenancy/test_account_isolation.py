@@ -175,7 +175,7 @@ class MeasurableHasher(PBKDF2PasswordHasher):
 
 
 def test_a_refusal_takes_as_long_as_a_creation(client, settings, tenant_a, tenant_b):
-    settings.PASSWORD_HASHERS = ["tests.test_account_isolation.MeasurableHasher"]
+    settings.PASSWORD_HASHERS = ["tests.tenancy.test_account_isolation.MeasurableHasher"]
     create_operator(tenant=tenant_a, username="alice", password=ALICE_PASSWORD, role="admin")
     as_admin(client, tenant_b, "bob")
     created, refused = [], []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = "def app(environ, start_response):\n    start_response('200 OK', [])\n    return [b'ok']\n"
 
 

@@ -25,7 +25,7 @@ from memory.models import Memory, Turn
 from tenants import scope
 from tests.support.processes import stop
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VANS = "We run a fleet of four vans."
 
 

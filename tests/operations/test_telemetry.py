@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from memory import telemetry
 
 pytestmark = pytest.mark.django_db
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 SECRET_WORDS = ("vans", "Lyon", "fleet")
 
 

@@ -160,7 +160,7 @@ def test_the_audit_table_refuses_update_and_delete_also_as_the_application_role(
     say(client_a, space_a, "Forget that we have four vans.", session="b")
     row = audit_rows(space_a)[0]
     for statement in ("UPDATE memory_deletionaudit SET actor = 'someone else'", "DELETE FROM memory_deletionaudit"):
-        # The runtime role lacks the privilege; the trigger stops the owner (tests/test_database_roles.py).
+        # The runtime role lacks the privilege; the trigger stops the owner (tests/tenancy/test_database_roles.py).
         with pytest.raises((InternalError, ProgrammingError), match="append-only|permission denied"):
             with scope.tenant_scope(space_a.tenant_id), connection.cursor() as cursor:
                 cursor.execute(statement)

@@ -22,7 +22,7 @@ from tenants import scope
 from tests.conftest import api_client
 from tests.support.processes import stop
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

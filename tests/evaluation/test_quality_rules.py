@@ -11,7 +11,7 @@ from memory.dedup.merge_rule import is_restatement, same_terms
 from memory.forgetting.judge import read_intent
 from tests.support.recall import recall, tell
 
-DATA = Path(__file__).resolve().parent.parent / "eval" / "data"
+DATA = Path(__file__).resolve().parents[2] / "eval" / "data"
 
 
 def test_the_labelled_set_has_300_items_in_five_languages_with_cross_language_cases():

@@ -23,7 +23,7 @@ from memory.text.compute_threads import threads_for_now
 from memory.text.embeddings import LocalEmbedder, OpenAIEmbedder
 from tests.support.model_servers import embedding_server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CORES = len(os.sched_getaffinity(0))
 TEXTS = [
     "I moved to Berlin last spring with my wife.",

@@ -1,4 +1,5 @@
-"""Real turns through the API against a chat model that lies on purpose (tests/model_servers.HostileChat).
+"""Real turns through the API against a chat model that lies on purpose (``HostileChat`` in
+tests/support/model_servers.py).
 
 Per attack class: what the model tried, and that nothing the customer never said is stored, no
 5xx, no lost turn; the honest mode's entries still get through. docs/reliability.md ("Hostile

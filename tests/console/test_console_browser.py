@@ -20,7 +20,7 @@ from tenants.tenant_admin import create_operator
 from tests.conftest import make_space
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "a-long-password"
 FACTS = ["We run a fleet of four vans.", "We have four delivery vans in Brno.", "Our renewal is in May."]

@@ -1,0 +1,2 @@
+"""De-duplication: restatements merge, real updates supersede, and operators' pair marks check the rule
+(memory/dedup)."""

@@ -1,0 +1,1 @@
+"""Sealed export and import of a space (memory/transfer)."""
