@@ -13,7 +13,7 @@ os.environ.setdefault(
 os.environ.setdefault("ENGRAM_DEFAULT_KEY_ID", "default")
 # Tests release a dozen threads at once, some holding their connection while they wait for a lock
 # another holds: a production-sized pool would time them out. The ceiling itself is tested with a
-# small pool (tests/test_database_connections.py).
+# small pool (tests/operations/test_database_connections.py).
 os.environ.setdefault("ENGRAM_DB_CONNECTIONS", "32")
 
 from config.settings import *  # noqa: F403

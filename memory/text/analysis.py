@@ -32,7 +32,7 @@ from memory.text.text_keys import text_key
 # simplemma's default backend unpacks each language's dictionary into a Python dict (about 55 MiB per
 # Latin language, 170 MiB for Russian, per process); the low-memory one keeps the same entries as one
 # front-coded byte string per language with a sparse index (about 10 MiB each), and returns the same
-# lemmas (tests/test_language_data.py). ``lemma`` below caches the lookups it makes slower.
+# lemmas (tests/text/test_language_data.py). ``lemma`` below caches the lookups it makes slower.
 LOW_MEMORY_DICTIONARIES = True
 
 LATIN_LANGUAGES = ("en", "cs", "de", "es", "fr")

@@ -35,7 +35,7 @@ class LocalEmbedder:
         # The engine is not documented as thread-safe; the web server may run threads.
         self._lock = threading.Lock()
         # The engine's own OpenMP runtime, found through its library's dependencies; the count set is
-        # the calling thread's and the vectors do not depend on it (tests/test_embedding_threads.py).
+        # the calling thread's and the vectors do not depend on it (tests/text/test_embedding_threads.py).
         runtime = getattr(self._model, "_lib", None)
         self._set_threads = getattr(runtime, "omp_set_num_threads", None)
         self._get_threads = getattr(runtime, "omp_get_max_threads", None)

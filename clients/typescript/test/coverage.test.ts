@@ -1,7 +1,7 @@
 /**
  * The client covers every operation of the API's OpenAPI schema and nothing else: each operation is named here
  * with the client method that sends it, and calling that method sends exactly that method and path. A new API
- * operation without a client method fails here (as tests/test_python_client_coverage.py does for Python).
+ * operation without a client method fails here (as tests/clients/test_python_client_coverage.py does for Python).
  */
 
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * What the tests share: the live server and keys tests/test_typescript_client.py hands over in the environment,
+ * What the tests share: the live server and keys tests/clients/test_typescript_client.py hands over in the environment,
  * the OpenAPI schema it wrote, and a local HTTP server for answers the real one does not give on demand.
  */
 
@@ -13,7 +13,7 @@ import { Engram, type EngramOptions } from "../src/index.js";
 export function required(name: string): string {
   const value = process.env[name];
   if (!value) {
-    throw new Error(`${name} is not set: run these tests through tests/test_typescript_client.py (make test)`);
+    throw new Error(`${name} is not set: run these tests through tests/clients/test_typescript_client.py (make test)`);
   }
   return value;
 }

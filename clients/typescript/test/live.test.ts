@@ -1,5 +1,5 @@
 /**
- * The client against the real server: tests/test_typescript_client.py starts pytest-django's live server on the
+ * The client against the real server: tests/clients/test_typescript_client.py starts pytest-django's live server on the
  * test database and hands over its URL and two tenants' admin keys (each tenant has a space "customer-1").
  * The tests run in order; the last checks that every operation of the schema reached the server.
  */
