@@ -136,8 +136,7 @@ def attack_figures(spaces: int = 200) -> list[str]:
     space keys, with the halfvec column's float16 rounding; and how far that rounding moves distances."""
     from memory.text.embeddings import get_embedder
     from memory.text.vectors import dense_rotation_v1, rotation_from_key
-    from tests.support.vectors import FACTS
-    from tests.tenancy.test_vector_rotation import invariant_attack_hits, nearest_row_hits
+    from tests.support.vectors import FACTS, invariant_attack_hits, nearest_row_hits
 
     public = get_embedder().embed(FACTS)
     keys = [hashlib.sha256(f"attack-{n}".encode()).digest() for n in range(spaces)]

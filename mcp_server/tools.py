@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal
 
 import httpx2
@@ -82,9 +82,23 @@ def first_items(ctx: Context, operation: str, limit: int, *args: Any, **kwargs: 
 
 
 def build_server() -> MCPServer:
-    server = MCPServer(name="engram", instructions=INSTRUCTIONS)
+    return build_server_with_tools()[0]
 
-    @server.tool()
+
+def build_server_with_tools() -> tuple[MCPServer, dict[str, Callable[..., Any]]]:
+    """The server and each tool's function by name: a host that embeds the server (or a test) calls a tool in
+    its own thread and transaction, which the protocol's ``call_tool`` (a worker thread) does not."""
+    server = MCPServer(name="engram", instructions=INSTRUCTIONS)
+    functions: dict[str, Callable[..., Any]] = {}
+
+    def tool() -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            functions[function.__name__] = function
+            return server.tool()(function)
+
+        return register
+
+    @tool()
     def take_turn(
         ctx: Context,
         space: Space,
@@ -116,7 +130,7 @@ def build_server() -> MCPServer:
             create_space=create_space, provenance=provenance or None, max_chars=max_chars, wait=wait,
         )  # fmt: skip
 
-    @server.tool()
+    @tool()
     def record_reply(
         ctx: Context,
         space: Space,
@@ -126,7 +140,7 @@ def build_server() -> MCPServer:
         """Record your reply to a turn, as context for later turns. Replies are never mined for facts."""
         return call(ctx, "post_reply", space, turn_id, content)
 
-    @server.tool()
+    @tool()
     def ingest_transcript(
         ctx: Context,
         space: Space,
@@ -141,7 +155,7 @@ def build_server() -> MCPServer:
         messages are learnt from. Sending the same transcript again stores nothing new."""
         return call(ctx, "ingest", space, messages, session_id=session_id, create_space=create_space)
 
-    @server.tool()
+    @tool()
     def recall_memories(
         ctx: Context,
         space: Space,
@@ -164,7 +178,7 @@ def build_server() -> MCPServer:
             ctx, "recall", space, query, limit=limit, kinds=kinds, provenance=provenance or None, max_chars=max_chars
         )
 
-    @server.tool()
+    @tool()
     def forget_memories(
         ctx: Context,
         space: Space,
@@ -176,7 +190,7 @@ def build_server() -> MCPServer:
         and `candidates` lists what would match, with distances."""
         return call(ctx, "forget", space, utterance, dry_run=dry_run)
 
-    @server.tool()
+    @tool()
     def list_memories(
         ctx: Context,
         space: Space,
@@ -188,7 +202,7 @@ def build_server() -> MCPServer:
         recall_memories to find what is relevant)."""
         return {"memories": first_items(ctx, "iter_memories", limit, space, kind=kind, topic=topic)}
 
-    @server.tool()
+    @tool()
     def get_memory(
         ctx: Context,
         space: Space,
@@ -199,7 +213,7 @@ def build_server() -> MCPServer:
         memory["history"] = call(ctx, "memory_history", space, memory_id)
         return memory
 
-    @server.tool()
+    @tool()
     def update_memory(
         ctx: Context,
         space: Space,
@@ -213,7 +227,7 @@ def build_server() -> MCPServer:
         call: take_turn already updates what they restate or correct."""
         return call(ctx, "update_memory", space, memory_id, content=content, topic=topic, importance=importance)
 
-    @server.tool()
+    @tool()
     def delete_memory(
         ctx: Context,
         space: Space,
@@ -224,7 +238,7 @@ def build_server() -> MCPServer:
         call(ctx, "delete_memory", space, memory_id)
         return {"deleted": memory_id}
 
-    @server.tool()
+    @tool()
     def restore_memory(
         ctx: Context,
         space: Space,
@@ -234,7 +248,7 @@ def build_server() -> MCPServer:
         replaced it becomes history. An error `conflict` means the version is already current."""
         return call(ctx, "restore_memory", space, memory_id)
 
-    @server.tool()
+    @tool()
     def list_spaces(
         ctx: Context,
         limit: Annotated[int, Field(ge=1, le=LIST_LIMIT_MAX)] = 50,
@@ -243,13 +257,13 @@ def build_server() -> MCPServer:
         `external_id` (the `space` argument of the other tools), `display_name` and `kind`."""
         return {"spaces": first_items(ctx, "iter_spaces", limit)}
 
-    @server.tool()
+    @tool()
     def get_turn(ctx: Context, turn_id: str) -> dict[str, Any]:
         """What a turn learnt: its status and the memories it `created`, `merged`, `superseded` and `rejected`
         (with reasons)."""
         return call(ctx, "get_turn", turn_id)
 
-    @server.tool()
+    @tool()
     def recall_episodes(
         ctx: Context,
         space: Annotated[str, Field(description="A shared space (kind 'shared') of past cases.")],
@@ -261,7 +275,7 @@ def build_server() -> MCPServer:
         with its `output`, `outcome`, feedback and `score`. Empty when nothing is close enough."""
         return call(ctx, "recall_episodes", space, inputs, agent=agent, limit=limit)
 
-    @server.tool()
+    @tool()
     def match_escalation(
         ctx: Context,
         space: Annotated[str, Field(description="A shared space (kind 'shared') of resolved escalations.")],
@@ -272,4 +286,4 @@ def build_server() -> MCPServer:
         true gives the `outcome` and `resolution_comment` to follow; false means escalate."""
         return call(ctx, "match_escalation", space, input, agent=agent)
 
-    return server
+    return server, functions

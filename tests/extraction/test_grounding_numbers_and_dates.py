@@ -173,7 +173,7 @@ def test_a_statement_the_reading_is_unsure_about_is_not_refused_as_a_question():
          "Emma"),
     ],
 )  # fmt: skip
-def test_attacks_on_dates_numbers_and_questions_are_refused(message, entry, sent, name):
+def test_a_date_number_person_or_question_the_message_does_not_carry_is_refused(message, entry, sent, name):
     assert _verdict(message, entry, sent=sent, name=name) is not None
 
 

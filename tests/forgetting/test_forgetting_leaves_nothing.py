@@ -41,7 +41,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pgvector.django import CosineDistance
 
-from mcp_server.tools import build_server
+from mcp_server.tools import build_server_with_tools
 from memory import telemetry
 from memory.forgetting.retention import expire_space
 from memory.models import Memory, Message, Turn
@@ -186,7 +186,7 @@ def scenarios(draw) -> Scenario:
 # --- talking to the service -------------------------------------------------------------------------------
 
 _tenants = itertools.count()
-MCP_SERVER = build_server()
+_server, MCP_TOOLS = build_server_with_tools()
 
 
 @dataclasses.dataclass
@@ -259,7 +259,7 @@ def mcp(world: World, tool: str, **arguments) -> str:
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
-        return json.dumps(MCP_SERVER._tool_manager.get_tool(tool).fn(context, **arguments), default=str)
+        return json.dumps(MCP_TOOLS[tool](context, **arguments), default=str)
     except ToolError as error:
         return str(error)
     finally:

@@ -25,8 +25,8 @@ def serve(tmp_path, niceness: str):
 
 @pytest.mark.parametrize("niceness", ["ten", "", "1.5"])
 def test_a_bad_niceness_stops_the_server_with_a_message_naming_the_setting(tmp_path, niceness):
-    """Before: "invalid literal for int()" in a worker's traceback, after the master had preloaded the
-    application (review finding, fixed): now gunicorn stops while reading its configuration."""
+    """Not "invalid literal for int()" in a worker's traceback after the master has preloaded the application:
+    gunicorn stops while reading its configuration."""
     result = serve(tmp_path, niceness)
     assert result.returncode != 0
     assert f"ENGRAM_WEB_NICENESS must be a whole number (0 for none), not {niceness!r}" in result.stderr

@@ -16,7 +16,6 @@ from memory.recall.search import recall
 from memory.text import vectors
 from memory.text.embeddings import get_embedder, stored_vector
 from memory.text.vectors import (
-    SpaceRotation,
     into_space,
     into_space_v1,
     public_mixer,
@@ -28,7 +27,16 @@ from tenants import scope
 from tenants.models import SpaceKey
 from tenants.space_keys import data_key_cache
 from tests.conftest import make_space
-from tests.support.vectors import FACTS, QUERIES, dumped_vectors, store
+from tests.support.vectors import (
+    FACTS,
+    QUERIES,
+    as_stored,
+    dumped_vectors,
+    invariant_attack_hits,
+    keyed_signed_permutation,
+    nearest_row_hits,
+    store,
+)
 
 structured_rotation = importlib.import_module("memory.migrations.0016_vectors_structured_rotation")
 
@@ -70,41 +78,6 @@ def test_a_cached_space_costs_kilobytes_not_the_matrix():
     rotation = rotation_from_key(bytes(32))
     assert rotation.nbytes <= 10 * 1024
     assert public_mixer().nbytes == 384 * 384 * 4  # once per process, shared by every space
-
-
-def sorted_magnitudes(rows: np.ndarray) -> np.ndarray:
-    """What a keyed signed permutation leaves unchanged: each row's coordinates' sizes, in order."""
-    return np.sort(np.abs(rows), axis=1)
-
-
-def invariant_attack_hits(stored: np.ndarray, guesses: np.ndarray) -> np.ndarray:
-    """An attacker who knows the construction and the public mixer: strip public mixing steps from
-    the stored rows and from the guesses, and match rows to guesses by the magnitudes a keyed signed
-    permutation cannot hide. The rows each of those six strategies matches to their own guess."""
-    mixer = public_mixer()
-    hits = []
-    for stored_side in (stored, stored @ mixer.T):
-        for guess_side in (guesses, guesses @ mixer, guesses @ mixer @ mixer):
-            distance = np.linalg.norm(
-                sorted_magnitudes(stored_side)[:, None, :] - sorted_magnitudes(guess_side)[None, :, :], axis=2
-            )
-            hits.append(int(np.sum(np.argmin(distance, axis=1) == np.arange(len(stored)))))
-    return np.array(hits)
-
-
-def as_stored(rows: np.ndarray) -> np.ndarray:
-    return rows.astype(np.float16).astype(np.float32)  # the halfvec column's rounding
-
-
-def keyed_signed_permutation(key: bytes) -> SpaceRotation:
-    """The transform without its mixing rounds: what the mixer is there to prevent."""
-    rotation = rotation_from_key(key)
-    return SpaceRotation(permutations=rotation.permutations[:1], signs=rotation.signs[:1])
-
-
-def nearest_row_hits(stored: np.ndarray, guesses: np.ndarray) -> int:
-    """The dump attack: each guess's nearest stored row, counted when it is the guess's own."""
-    return int(np.sum(np.argmax(guesses @ stored.T, axis=1) == np.arange(len(guesses))))
 
 
 def test_an_attacker_who_knows_the_construction_matches_rows_no_better_than_chance(public_facts):
