@@ -92,11 +92,6 @@ def test_a_question_by_name_that_no_row_answers_gets_nothing(client_a, tenant_a,
     assert contents(recall(client_a, space, question)) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="#27 open: 'Where does Gina's sister live?' returns the customer's own 'I live in Leeds.' — the "
-    "reading is not sure enough that the sister is asked about (0.59 < 0.6), with or without the name",
-)
 def test_a_relative_asked_about_in_english_does_not_get_the_customers_residence(client_a, tenant_a):
     space = named_space(client_a, tenant_a, "gina-sister", "Gina Rossi", "I live in Leeds.")
     assert contents(recall(client_a, space, "Where does Gina's sister live?")) == []

@@ -36,8 +36,6 @@ CASES = {
 KNOWN_GAPS = {
     ("ru", "Где работает мой сосед?"): "#27 open: 'работает' names the neighbour nearly as much as 'сосед' does, "
     "and the customer's 'Я работаю инженером-программистом.' carries it",
-    ("de", "Wo wohnt meine Schwester?"): "#27 open: read as about someone else at 0.56, under the 0.6 the check "
-    "needs, and the gate passes the customer's own 'Ich wohne in Freiburg.' (0.65)",
 }
 
 
