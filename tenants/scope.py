@@ -82,15 +82,20 @@ def scope_with_next_statement(tenant, space=None) -> Iterator[None]:
             raise ScopeRequiresTransaction("a pipelined scope must be used in the transaction that entered it")
         scope_parameters = list(pending)
         pending.clear()
-        if isinstance(context["cursor"].cursor, psycopg.ServerCursor):
-            # A named (server-side) cursor only declares its statement, so the scope must not ride on
-            # it (it would never run): set it on a plain cursor first, one round trip more.
-            with context["connection"].connection.cursor() as plain:
-                plain.execute(SCOPE_SQL, scope_parameters)
-            return execute(sql, params, many, context)
-        with context["connection"].connection.pipeline():
-            context["cursor"].execute(SCOPE_SQL, scope_parameters)
-            return execute(sql, params, many, context)
+        database = context["connection"]
+        # Statements here run on the driver's connection, outside Django's own error translation: a server
+        # gone mid-pipeline must still surface as Django's OperationalError (the API's 503, the connection
+        # marked unusable), not as psycopg's (a 500).
+        with database.wrap_database_errors:
+            if isinstance(context["cursor"].cursor, psycopg.ServerCursor):
+                # A named (server-side) cursor only declares its statement, so the scope must not ride on
+                # it (it would never run): set it on a plain cursor first, one round trip more.
+                with database.connection.cursor() as plain:
+                    plain.execute(SCOPE_SQL, scope_parameters)
+                return execute(sql, params, many, context)
+            with database.connection.pipeline():
+                context["cursor"].execute(SCOPE_SQL, scope_parameters)
+                return execute(sql, params, many, context)
 
     with connection.execute_wrapper(carry_scope):
         yield

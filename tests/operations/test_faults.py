@@ -337,3 +337,26 @@ def test_a_model_outage_longer_than_the_retry_schedule_delays_turns_and_loses_no
         assert answers == (0 if offline else 1), (message, answers)  # the model's answer used once
     assert all(done[turn_of[m]].attempts > settings.ENGRAM_TURN_MAX_ATTEMPTS for m in EARLY + LATE)
     assert all(done[turn_of[m]].attempts == 1 for m in BEFORE + AFTER)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_server_gone_while_the_scope_rides_with_a_statement_is_djangos_operational_error(space_a, superuser_conninfo):
+    """The scope pipelined with the next statement runs on the driver's connection: a server that closes it
+    while the pipeline waits must reach the API as Django's OperationalError (a 503 with Retry-After), never
+    psycopg's (a 500)."""
+    import django.db
+    from django.db import transaction
+
+    name = connection.settings_dict["NAME"]
+    admin = psycopg.connect(superuser_conninfo.replace(f"dbname={name}", "dbname=postgres"), autocommit=True)
+    try:
+        with pytest.raises(django.db.OperationalError), transaction.atomic():
+            backend = connection.cursor().connection.info.backend_pid
+            killer = threading.Timer(0.5, lambda: admin.execute("SELECT pg_terminate_backend(%s)", [backend]))
+            killer.start()
+            with scope.scope_with_next_statement(space_a.tenant_id, space_a), connection.cursor() as cursor:
+                cursor.execute("SELECT pg_sleep(3)")
+        killer.join()
+    finally:
+        admin.close()
+        connection.close()
