@@ -29,8 +29,6 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.recall.relevance import Gate
-
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "eval" / "data" / "recall_gate"
 WEIGHTS = ROOT / "memory" / "recall" / "relevance.npz"
@@ -167,6 +165,8 @@ def gate_scores(records, probabilities, floor: float, admit: float) -> dict:
 
 def out_of_fold(records: list[dict], c: float) -> list[np.ndarray]:
     """Each record's probabilities from a model that never saw its language."""
+    from memory.recall.relevance import Gate  # after Django is set up: memory.recall loads the models
+
     languages = sorted({r["lang"] for r in records})
     folds = [languages[i::4] for i in range(4)]
     probabilities: list = [None] * len(records)

@@ -1,5 +1,6 @@
 """The README's architecture map is the tree: every package it names exists, every package that exists is named."""
 
+import os
 import re
 from pathlib import Path
 
@@ -99,3 +100,23 @@ def test_every_capability_of_memory_names_what_it_offers():
         offered = getattr(module, "__all__", None)
         assert offered, f"memory.{name} has no __all__"
         assert [n for n in offered if not hasattr(module, n)] == [], name
+
+
+def test_the_eval_and_bench_commands_import_before_django_is_set_up():
+    """``python -m eval.x`` and ``python -m bench.x`` set Django up in their main: a module that reaches a
+    capability of memory/ (whose package loads the models) at import time fails before it starts."""
+    import subprocess
+    import sys
+
+    modules = sorted(
+        f"{path.parent.name}.{path.stem}"
+        for folder in ("eval", "bench")
+        for path in (ROOT / folder).glob("*.py")
+        if path.stem not in ("__init__", "locustfile")  # locust reads its size from the environment
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    result = subprocess.run(
+        [sys.executable, "-c", "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)", *modules],
+        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
