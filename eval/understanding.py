@@ -156,6 +156,25 @@ def _subject_folds(rows: list[dict], features: np.ndarray, c: float) -> float:
     return right / len(rows)
 
 
+def _subject_questions() -> list[dict]:
+    return [{**r, SUBJECT_HEAD: r["about"]} for r in load("about_train*.jsonl")]
+
+
+def _subject_head(about: list[dict], features: np.ndarray, normalisation: np.ndarray) -> tuple[float, dict]:
+    """The subject head fitted on kernel features (its accuracy on language folds, its arrays for weights.npz),
+    the Nyström normalisation folded into its weights as the sentence heads' is."""
+    from memory.understanding.readings import LABELS
+
+    folds = _subject_folds(about, features, SUBJECT_C)
+    progress(f"understanding: subject: C={SUBJECT_C} (accuracy on held-out language folds {folds:.3f})")
+    weights, bias = _fit(features, _targets(about, SUBJECT_HEAD), len(LABELS[SUBJECT_HEAD]), SUBJECT_C)
+    return folds, {
+        f"{SUBJECT_HEAD}_weights": (weights @ normalisation).astype(np.float32),
+        f"{SUBJECT_HEAD}_bias": bias.astype(np.float32),
+        f"{SUBJECT_HEAD}_labels": np.asarray(LABELS[SUBJECT_HEAD]),
+    }
+
+
 def train() -> dict:
     from memory.understanding.readings import HEADS, LABELS, WEIGHTS
 
@@ -176,18 +195,13 @@ def train() -> dict:
         "gamma": np.float64(mapping.gamma),
     }
     chosen = {}
-    about = [{**r, SUBJECT_HEAD: r["about"]} for r in load("about_train*.jsonl")]
+    about = _subject_questions()
     about_features = mapping.transform((_features(about) - mean) / scale)
     for head in HEADS:
         if head == SUBJECT_HEAD:
-            c = SUBJECT_C
-            folds = _subject_folds(about, about_features, c)
-            chosen[head] = {"C": c, "language_folds": folds}
-            progress(f"understanding: subject: C={c} (accuracy on held-out language folds {folds:.3f})")
-            weights, bias = _fit(about_features, _targets(about, SUBJECT_HEAD), len(LABELS[head]), c)
-            arrays[f"{head}_weights"] = (weights @ normalisation).astype(np.float32)
-            arrays[f"{head}_bias"] = bias.astype(np.float32)
-            arrays[f"{head}_labels"] = np.asarray(LABELS[head])
+            folds, subject_arrays = _subject_head(about, about_features, normalisation)
+            chosen[head] = {"C": SUBJECT_C, "language_folds": folds}
+            arrays.update(subject_arrays)
             continue
         c, scores = chosen_c[head]
         chosen[head] = {"C": c, "language_folds": scores[c]}
@@ -207,7 +221,7 @@ def train_subject() -> dict:
     """Fit only the subject head, over the committed kernel (its standardisation and centres), and store it beside
     the three sentence heads, which stay byte for byte: new questions for whom a question is about then change
     nothing else (a full ``train`` embeds again, and the embedding's last digits move the other heads a little)."""
-    from memory.understanding.readings import LABELS, WEIGHTS, heads
+    from memory.understanding.readings import WEIGHTS, heads
 
     kernel = heads()
     with np.load(WEIGHTS, allow_pickle=False) as data:
@@ -218,70 +232,53 @@ def train_subject() -> dict:
     gram = np.exp(-kernel.gamma * np.maximum(squared[:, None] + squared[None, :] - 2.0 * centres @ centres.T, 0.0))
     u, singular, vt = np.linalg.svd(gram)
     normalisation = (u / np.sqrt(np.maximum(singular, 1e-12))) @ vt
-    about = [{**r, SUBJECT_HEAD: r["about"]} for r in load("about_train*.jsonl")]
+    about = _subject_questions()
     progress(f"understanding: subject: {len(about)} questions, embedding …")
     features = kernel.kernel(_features(about)).astype(np.float64) @ normalisation.T
-    folds = _subject_folds(about, features, SUBJECT_C)
-    progress(f"understanding: subject: C={SUBJECT_C} (accuracy on held-out language folds {folds:.3f})")
-    weights, bias = _fit(features, _targets(about, SUBJECT_HEAD), len(LABELS[SUBJECT_HEAD]), SUBJECT_C)
-    arrays[f"{SUBJECT_HEAD}_weights"] = (weights @ normalisation).astype(np.float32)
-    arrays[f"{SUBJECT_HEAD}_bias"] = bias.astype(np.float32)
+    folds, subject_arrays = _subject_head(about, features, normalisation)
+    arrays.update(subject_arrays)
     np.savez_compressed(WEIGHTS, **arrays)
     heads.cache_clear()
     return {"questions": len(about), "language_folds": folds}
 
 
+def _tally(rows: list[dict], predicted: list[str], gold: list[str]) -> dict:
+    """Accuracy, per language and per class (recall of each gold label), the confusions and the errors."""
+    by_language = collections.defaultdict(list)
+    by_class = collections.defaultdict(list)
+    confusions = collections.Counter()
+    for row, p, g in zip(rows, predicted, gold, strict=True):
+        by_language[row["lang"]].append(p == g)
+        by_class[g].append(p == g)
+        if p != g:
+            confusions[(g, p)] += 1
+    return {
+        "accuracy": float(np.mean([p == g for p, g in zip(predicted, gold, strict=True)])),
+        "n": len(rows),
+        "by_language": {k: (float(np.mean(v)), len(v)) for k, v in sorted(by_language.items())},
+        "by_class": {k: (float(np.mean(v)), len(v)) for k, v in sorted(by_class.items())},
+        "confusions": confusions.most_common(6),
+        "errors": [(r["lang"], r["text"], g, p) for r, p, g in zip(rows, predicted, gold, strict=True) if p != g],
+    }
+
+
 def score_rows(rows: list[dict]) -> dict:
-    """Accuracy per head, per language and per class (recall of each gold label), and the confusions."""
+    """Each sentence head's tally on labelled sentences."""
     from memory.understanding.readings import read
 
     readings = read([r["text"] for r in rows])
-    result = {}
-    for head in SENTENCE_HEADS:
-        predicted = [getattr(reading, head) for reading in readings]
-        gold = [r[head] for r in rows]
-        by_language = collections.defaultdict(list)
-        by_class = collections.defaultdict(list)
-        confusions = collections.Counter()
-        for row, p, g in zip(rows, predicted, gold, strict=True):
-            by_language[row["lang"]].append(p == g)
-            by_class[g].append(p == g)
-            if p != g:
-                confusions[(g, p)] += 1
-        result[head] = {
-            "accuracy": float(np.mean([p == g for p, g in zip(predicted, gold, strict=True)])),
-            "n": len(rows),
-            "by_language": {k: (float(np.mean(v)), len(v)) for k, v in sorted(by_language.items())},
-            "by_class": {k: (float(np.mean(v)), len(v)) for k, v in sorted(by_class.items())},
-            "confusions": confusions.most_common(6),
-            "errors": [(r["lang"], r["text"], g, p) for r, p, g in zip(rows, predicted, gold, strict=True) if p != g],
-        }
-    return result
+    return {
+        head: _tally(rows, [getattr(reading, head) for reading in readings], [r[head] for r in rows])
+        for head in SENTENCE_HEADS
+    }
 
 
 def score_subjects(rows: list[dict]) -> dict:
-    """The subject head on labelled questions: accuracy, per language and per class, and its errors."""
+    """The subject head's tally on labelled questions."""
     from memory.understanding.readings import read
 
     predicted = [max(r.subject_scores, key=r.subject_scores.get) for r in read([row["text"] for row in rows])]
-    by_language, by_class, confusions = (
-        collections.defaultdict(list),
-        collections.defaultdict(list),
-        collections.Counter(),
-    )
-    for row, p in zip(rows, predicted, strict=True):
-        by_language[row["lang"]].append(p == row["about"])
-        by_class[row["about"]].append(p == row["about"])
-        if p != row["about"]:
-            confusions[(row["about"], p)] += 1
-    return {
-        SUBJECT_HEAD: {
-            "accuracy": float(np.mean([p == row["about"] for row, p in zip(rows, predicted, strict=True)])),
-            "by_language": {k: (float(np.mean(v)), len(v)) for k, v in sorted(by_language.items())},
-            "by_class": {k: (float(np.mean(v)), len(v)) for k, v in sorted(by_class.items())},
-            "confusions": confusions.most_common(6),
-        }
-    }
+    return {SUBJECT_HEAD: _tally(rows, predicted, [row["about"] for row in rows])}
 
 
 def _subject_lines() -> list[str]:
