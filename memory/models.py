@@ -16,7 +16,7 @@ from django.db import models
 from pgvector.django import HalfVectorField
 
 from tenants.encrypted_fields import EncryptedTextField
-from tenants.models import Space, Tenant
+from tenants.models import Space, Tenant, TenantOwnedManager
 
 EMBEDDING_DIMENSIONS = 384
 
@@ -37,6 +37,7 @@ class SpaceOwned(models.Model):
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     space = space_key()
+    objects = TenantOwnedManager()
 
     class Meta:
         abstract = True
@@ -62,6 +63,7 @@ class Session(SpaceOwned):
     ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
         constraints = [models.UniqueConstraint(fields=["space", "external_id"], name="session_external_id_per_space")]
 
 
@@ -105,6 +107,7 @@ class Message(SpaceOwned):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
         constraints = [models.UniqueConstraint(fields=["space", "digest"], name="message_digest_per_space")]
         indexes = [
             models.Index(fields=["session", "sent_at"]),
@@ -151,6 +154,7 @@ class Memory(SpaceOwned, Timestamped):
     origin_digest = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
+        base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
         indexes = [
             models.Index(fields=["space", "kind"], name="memory_space_kind"),
             models.Index(fields=["space", "origin_digest"], name="memory_space_origin"),
@@ -195,6 +199,7 @@ class Turn(SpaceOwned, Timestamped):
     derived_offline = models.BooleanField(default=False)
 
     class Meta:
+        base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
         constraints = [models.UniqueConstraint(fields=["space", "source_digest"], name="turn_source_per_space")]
         indexes = [models.Index(fields=["space", "created_at"]), models.Index(fields=["status", "next_attempt_at"])]
 
@@ -228,7 +233,10 @@ class DeletionAudit(models.Model):
     # HMAC of the normalised deleted text under the audit key: confirms a text without keeping it.
     content_digest = models.CharField(max_length=64)
 
+    objects = TenantOwnedManager()
+
     class Meta:
+        base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
         indexes = [
             models.Index(fields=["tenant_id", "space_external_id", "occurred_at"]),
             models.Index(fields=["tenant_id", "content_digest"]),
@@ -267,6 +275,7 @@ class Episode(SpaceOwned, Timestamped):
     origin_digest = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
+        base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
         indexes = [
             models.Index(fields=["space", "kind", "created_at"], name="episode_space_kind"),
             models.Index(fields=["space", "origin_digest"], name="episode_space_origin"),
@@ -291,6 +300,7 @@ class EpisodeKey(SpaceOwned):
     keyword_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
 
     class Meta:
+        base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
         constraints = [models.UniqueConstraint(fields=["episode", "argument"], name="episode_key_per_argument")]
         indexes = [models.Index(fields=["space", "argument"], name="episode_key_space_argument")]
 
@@ -305,6 +315,7 @@ class SpaceAgent(SpaceOwned):
     last_seen_at = models.DateTimeField()
 
     class Meta:
+        base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
         constraints = [models.UniqueConstraint(fields=["space", "agent"], name="space_agent_once")]
 
 
@@ -324,4 +335,5 @@ class PairMark(SpaceOwned):
     marked_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
         constraints = [models.UniqueConstraint(fields=["first", "second"], name="pair_mark_once")]

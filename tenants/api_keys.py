@@ -125,7 +125,9 @@ known_keys = _KnownKeys(KNOWN_KEYS_MAX_ENTRIES, KNOWN_KEYS_TTL_SECONDS)
 def _current_row(known: KnownKey) -> ApiKey | None:
     """The key's row as it is now, read in the round trip that scopes the transaction to its tenant."""
     with scope.scope_with_next_statement(known.tenant_id):
-        return ApiKey.objects.filter(pk=known.id, secret_hash=known.secret_hash, revoked_at__isnull=True).first()
+        return ApiKey.objects.filter(
+            tenant_id=known.tenant_id, pk=known.id, secret_hash=known.secret_hash, revoked_at__isnull=True
+        ).first()
 
 
 def _row_by_prefix(prefix: str) -> ApiKey | None:

@@ -35,6 +35,38 @@ class ScopeRequiresTransaction(RuntimeError):
     pass
 
 
+class _ScopeMark:
+    """The tenant a transaction was scoped to, as Python sees it (``scoped_tenant_id``).
+
+    Registered with ``transaction.on_commit``, so Django drops it exactly when PostgreSQL drops the
+    ``set_config(is_local)`` it mirrors: at the end of the transaction, or with the savepoint it was entered
+    in when that rolls back (a released savepoint keeps both). Its call at commit does nothing."""
+
+    __slots__ = ("tenant_id",)
+
+    def __init__(self, tenant_id: uuid.UUID | None):
+        self.tenant_id = tenant_id
+
+    def __call__(self) -> None:
+        pass
+
+
+def _mark_scope(tenant) -> None:
+    text = _as_text(tenant)
+    transaction.on_commit(_ScopeMark(uuid.UUID(text) if text else None))
+
+
+def scoped_tenant_id() -> uuid.UUID | None:
+    """The tenant the current transaction is scoped to, without asking the server; None outside a scope.
+
+    Tenant-owned models' managers name it in every query (``tenant_id = …``) beside row-level security,
+    so that a distributed PostgreSQL can route each statement to one shard (decision 0030)."""
+    for _savepoints, callback, _robust in reversed(connection.run_on_commit):
+        if isinstance(callback, _ScopeMark):
+            return callback.tenant_id
+    return None
+
+
 def _set(name: str, value: str) -> None:
     if not connection.in_atomic_block:
         # Outside a transaction set_config(is_local) would last one statement and protect nothing.
@@ -59,6 +91,7 @@ def enter_scope(tenant, space=None) -> None:
         raise ScopeRequiresTransaction("the scope can only be set inside transaction.atomic()")
     with connection.cursor() as cursor:
         cursor.execute(SCOPE_SQL, _scope_parameters(tenant, space))
+    _mark_scope(tenant)
 
 
 @contextlib.contextmanager
@@ -73,6 +106,7 @@ def scope_with_next_statement(tenant, space=None) -> Iterator[None]:
         raise ScopeRequiresTransaction("the scope can only be set inside transaction.atomic()")
     pending = _scope_parameters(tenant, space)
     outer_transaction = connection.atomic_blocks[0]
+    _mark_scope(tenant)
 
     def carry_scope(execute, sql, params, many, context):
         if not pending:
@@ -150,3 +184,4 @@ def clear_scope() -> None:
         raise ScopeRequiresTransaction("the scope can only be cleared inside transaction.atomic()")
     with connection.cursor() as cursor:
         cursor.execute("SELECT " + ", ".join(["set_config(%s, '', true)"] * len(names)), list(names))
+    _mark_scope(None)

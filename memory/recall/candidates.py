@@ -65,7 +65,7 @@ def candidate_rows(
     bounds: MeaningBounds,
 ) -> list[Memory]:
     """The candidate memories of ``space`` for these query vectors and digests (one statement)."""
-    statement = _Statement(space_id=space.id, kinds=kinds)
+    statement = _Statement(tenant_id=space.tenant_id, space_id=space.id, kinds=kinds)
     parts: dict[str, str] = {}
     if vectors is not None:
         parts.update(statement.nearest(vectors))
@@ -86,15 +86,18 @@ def candidate_rows(
 class _Statement:
     """Builds the statement's parts in order; ``params`` follows the placeholders as they are written."""
 
-    def __init__(self, *, space_id, kinds: list[str] | None):
+    def __init__(self, *, tenant_id, space_id, kinds: list[str] | None):
+        # The tenant is written beside the space (row-level security filters the same rows) so that a
+        # distributed PostgreSQL routes the statement to the tenant's shard (decision 0030).
+        self.tenant_id = tenant_id
         self.space_id = space_id
         self.kinds = kinds
         self.params: list = []
 
     def _active(self, *, statements_only: bool, with_kinds: bool = True) -> str:
         """This space's current (not superseded) rows; topic rows are only names, never statements."""
-        self.params.append(self.space_id)
-        clause = "m.space_id = %s AND m.superseded_by_id IS NULL"
+        self.params += [self.tenant_id, self.space_id]
+        clause = "m.tenant_id = %s AND m.space_id = %s AND m.superseded_by_id IS NULL"
         if statements_only:
             clause += " AND m.kind <> 'topic'"
         if with_kinds and self.kinds:
@@ -193,7 +196,7 @@ class _Statement:
             distance = "coalesce(c.distance, m.embedding <=> (SELECT v FROM query_vector WHERE n = 0))"
         else:
             distance = "c.distance"
-        self.params.append(self.space_id)
+        self.params += [self.tenant_id, self.space_id]
         vector = ", m.embedding" if "nearest" in parts else ""
         return f"""SELECT {SHOWN_COLUMNS}{vector}, {distance} AS distance, c.nearest_position, c.vector_rank,
        c.keyword_rank, coalesce(c.matched_tokens, 0) AS matched_tokens, c.topic_rank
@@ -206,5 +209,6 @@ FROM (
     ) AS tagged (id, distance, nearest_position, vector_rank, keyword_rank, matched_tokens, topic_rank)
     GROUP BY id
 ) c JOIN memory_memory m ON m.id = c.id
-LEFT JOIN memory_message said ON said.id = m.source_message_id AND said.space_id = m.space_id
-WHERE m.space_id = %s"""
+LEFT JOIN memory_message said
+    ON said.id = m.source_message_id AND said.tenant_id = m.tenant_id AND said.space_id = m.space_id
+WHERE m.tenant_id = %s AND m.space_id = %s"""
