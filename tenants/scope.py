@@ -40,7 +40,12 @@ class _ScopeMark:
 
     Registered with ``transaction.on_commit``, so Django drops it exactly when PostgreSQL drops the
     ``set_config(is_local)`` it mirrors: at the end of the transaction, or with the savepoint it was entered
-    in when that rolls back (a released savepoint keeps both). Its call at commit does nothing."""
+    in when that rolls back (a released savepoint keeps both). Its call at commit does nothing.
+
+    Only the savepoints ``transaction.atomic`` opens are known to Django's on-commit list: a scope entered
+    after a bare ``transaction.savepoint()`` that is then rolled back by ``savepoint_rollback`` keeps its mark
+    while the server drops the setting. Nothing here opens savepoints that way; scopes are entered in atomic
+    blocks."""
 
     __slots__ = ("tenant_id",)
 
@@ -51,9 +56,15 @@ class _ScopeMark:
         pass
 
 
-def _mark_scope(tenant) -> None:
+def _mark_scope(tenant) -> _ScopeMark:
     text = _as_text(tenant)
-    transaction.on_commit(_ScopeMark(uuid.UUID(text) if text else None))
+    mark = _ScopeMark(uuid.UUID(text) if text else None)
+    transaction.on_commit(mark)
+    return mark
+
+
+def _unmark_scope(mark: _ScopeMark) -> None:
+    connection.run_on_commit = [entry for entry in connection.run_on_commit if entry[1] is not mark]
 
 
 def scoped_tenant_id() -> uuid.UUID | None:
@@ -106,7 +117,8 @@ def scope_with_next_statement(tenant, space=None) -> Iterator[None]:
         raise ScopeRequiresTransaction("the scope can only be set inside transaction.atomic()")
     pending = _scope_parameters(tenant, space)
     outer_transaction = connection.atomic_blocks[0]
-    _mark_scope(tenant)
+    # Marked now, so that the block's first query names the tenant it is about to be scoped to.
+    mark = _mark_scope(tenant)
 
     def carry_scope(execute, sql, params, many, context):
         if not pending:
@@ -131,8 +143,13 @@ def scope_with_next_statement(tenant, space=None) -> Iterator[None]:
                 context["cursor"].execute(SCOPE_SQL, scope_parameters)
                 return execute(sql, params, many, context)
 
-    with connection.execute_wrapper(carry_scope):
-        yield
+    try:
+        with connection.execute_wrapper(carry_scope):
+            yield
+    except BaseException:
+        if pending:  # the scope was never sent: the server keeps the previous one, and so must Python
+            _unmark_scope(mark)
+        raise
     if pending:
         enter_scope(tenant, space)
 
