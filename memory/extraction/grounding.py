@@ -78,6 +78,7 @@ from memory.text.analysis import (
     split_sentences,
     words,
 )
+from memory.text.day_periods import day_periods
 from memory.text.number_words import number_word_value
 from memory.text.relative_dates import SaidDate, dates_in
 from memory.understanding.readings import read
@@ -592,6 +593,9 @@ def support_problem(
     added = sorted(time_words(claim, language) - span.times - resolved_times)
     if added:
         return f"adds a date the customer did not say: {', '.join(added)}"
+    added = sorted(day_periods(claim, language) - day_periods(span.text, span.language))
+    if added:
+        return f"adds a time of day the customer did not say: {', '.join(added)}"
     names = {_bare(n) for n in proper_names(claim) if not speaker.is_subject(n, capitalised=True)}
     names = {n for n in names if not time_words(n, language) & resolved_times}
     added = sorted(n for n in names if not span.covers(n, cjk=False) and not speaker.said_elsewhere(n))

@@ -282,3 +282,26 @@ def test_what_others_say_about_the_customer_is_not_stored_as_the_customers_state
 )  # fmt: skip
 def test_the_customers_own_saying_is_not_reported_speech(message, entry):
     assert _entry_verdict(message, entry, "fact") is None
+
+
+# A time of day is a value of the fact, as a weekday is (CLDR's names through Babel, memory.text.day_periods).
+@pytest.mark.parametrize(
+    ("message", "changed", "kept"),
+    [
+        ("My son has a school play on Thursday evening.", "Emma's son has a school play on Thursday afternoon.",
+         "Emma's son has a school play on Thursday evening."),
+        ("Můj syn má ve čtvrtek večer školní besídku.", "Emmin syn má ve čtvrtek odpoledne školní besídku.",
+         "Emmin syn má ve čtvrtek večer školní besídku."),
+        ("Mi hijo tiene la función del colegio el jueves por la tarde.",
+         "El hijo de Emma tiene la función del colegio el jueves por la mañana.",
+         "El hijo de Emma tiene la función del colegio el jueves por la tarde."),
+        ("Mein Sohn hat am Donnerstag abends eine Schulaufführung.",
+         "Emmas Sohn hat am Donnerstag nachmittags eine Schulaufführung.",
+         "Emmas Sohn hat am Donnerstag abends eine Schulaufführung."),
+        ("У сына в четверг вечером школьный спектакль.", "У сына Эммы в четверг утром школьный спектакль.",
+         "У сына Эммы в четверг вечером школьный спектакль."),
+    ],
+)  # fmt: skip
+def test_a_changed_time_of_day_is_refused_and_the_same_one_admitted(message, changed, kept):
+    assert "time of day" in (_verdict(message, changed) or "")
+    assert "time of day" not in (_verdict(message, kept) or "")
