@@ -501,6 +501,11 @@ class Span:
         )
 
     @functools.cached_property
+    def day_periods(self) -> set[str]:
+        """The parts of a day the span names: read once per span, only when an entry is checked against it."""
+        return day_periods(self.text, self.language)
+
+    @functools.cached_property
     def read_language(self) -> bool:
         return self.wider or reads_language(self.text)
 
@@ -593,7 +598,7 @@ def support_problem(
     added = sorted(time_words(claim, language) - span.times - resolved_times)
     if added:
         return f"adds a date the customer did not say: {', '.join(added)}"
-    added = sorted(day_periods(claim, language) - day_periods(span.text, span.language))
+    added = sorted(day_periods(claim, language) - span.day_periods)
     if added:
         return f"adds a time of day the customer did not say: {', '.join(added)}"
     names = {_bare(n) for n in proper_names(claim) if not speaker.is_subject(n, capitalised=True)}
