@@ -80,21 +80,6 @@ class Planner:
         self.connection.close()
 
 
-def planner_conninfo(dbname: str) -> str:
-    """A superuser of the database: the embedded server's, or ENGRAM_TEST_SUPERUSER_URL's role."""
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    from database import embedded_postgres
-
-    url = os.environ.get("ENGRAM_TEST_SUPERUSER_URL")
-    if url:
-        return make_conninfo(**{**conninfo_to_dict(url), "dbname": dbname})
-    conninfo = embedded_postgres.superuser_conninfo(dbname)
-    if conninfo is None:
-        raise SystemExit("needs the embedded server (make db-start) or ENGRAM_TEST_SUPERUSER_URL with DATABASE_URL")
-    return conninfo
-
-
 def _nodes(node):
     yield node
     for child in node.get("Plans", []):
@@ -260,10 +245,10 @@ def report(rows: list[dict]) -> str:
 def main() -> None:
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"  # the database task queue, as deployed
     setup_django()
-    from django.db import connection
+    from database.roles import superuser_conninfo
 
     with throwaway_database("engram_bench_statements"):
-        planner = Planner(planner_conninfo(connection.settings_dict["NAME"]))
+        planner = Planner(superuser_conninfo())
         try:
             recorder = Recorder(tenant_owned_tables(), planner)
             run_operations(recorder)

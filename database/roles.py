@@ -105,3 +105,22 @@ def install(app_config) -> None:
     from django.db.models.signals import post_migrate
 
     post_migrate.connect(grant_runtime_privileges, sender=app_config, dispatch_uid="engram-grant-runtime-privileges")
+
+
+def superuser_conninfo(alias: str = DEFAULT_DB_ALIAS) -> str:
+    """A psycopg connection string for a database superuser on the alias's (test) database: the embedded
+    server's superuser, or ENGRAM_TEST_SUPERUSER_URL's role when DATABASE_URL is set. For tests and checks that
+    inspect what the runtime role may not (row-level security bypassed), never for the application."""
+    import os
+
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from database import embedded_postgres
+
+    db = connections[alias].settings_dict
+    if settings.ENGRAM_EMBEDDED_DATABASE:
+        return f"host={db['HOST']} port={db['PORT']} user={embedded_postgres.SUPERUSER} dbname={db['NAME']}"
+    url = os.environ.get("ENGRAM_TEST_SUPERUSER_URL")
+    if not url:
+        raise RuntimeError("With DATABASE_URL, set ENGRAM_TEST_SUPERUSER_URL for the tests that inspect as superuser.")
+    return make_conninfo(**{**conninfo_to_dict(url), "dbname": db["NAME"]})

@@ -83,21 +83,9 @@ def superuser_conninfo(settings) -> str:
 
     The embedded server's superuser, or ENGRAM_TEST_SUPERUSER_URL's role when DATABASE_URL is set.
     """
-    import os
+    from database.roles import superuser_conninfo
 
-    from django.db import connection
-
-    from database import embedded_postgres
-
-    db = connection.settings_dict
-    if settings.ENGRAM_EMBEDDED_DATABASE:
-        return f"host={db['HOST']} port={db['PORT']} user={embedded_postgres.SUPERUSER} dbname={db['NAME']}"
-    url = os.environ.get("ENGRAM_TEST_SUPERUSER_URL")
-    if not url:
-        raise RuntimeError("With DATABASE_URL, set ENGRAM_TEST_SUPERUSER_URL for the tests that inspect as superuser.")
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    return make_conninfo(**{**conninfo_to_dict(url), "dbname": db["NAME"]})
+    return superuser_conninfo()
 
 
 @pytest.fixture
