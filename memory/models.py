@@ -16,14 +16,14 @@ from django.db import models
 from pgvector.django import HalfVectorField
 
 from tenants.encrypted_fields import EncryptedTextField
-from tenants.models import Space, Tenant, TenantOwnedManager
+from tenants.models import Space, Tenant, TenantOwnedManager, same_tenant_key
 
 EMBEDDING_DIMENSIONS = 384
 
 
 def space_key(related_name: str = "+") -> models.ForeignKey:
     """The space a row belongs to; ``related_name`` names the reverse accessor (``space.memories``)."""
-    return models.ForeignKey(Space, on_delete=models.CASCADE, related_name=related_name)
+    return same_tenant_key(Space, related_name=related_name)
 
 
 class SpaceOwned(models.Model):
@@ -64,7 +64,9 @@ class Session(SpaceOwned):
 
     class Meta:
         base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
-        constraints = [models.UniqueConstraint(fields=["space", "external_id"], name="session_external_id_per_space")]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "space", "external_id"], name="session_external_id_per_space")
+        ]
 
 
 class Message(SpaceOwned):
@@ -76,7 +78,7 @@ class Message(SpaceOwned):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     space = space_key("messages")
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    session = same_tenant_key(Session, related_name="messages")
     # Content address: HMAC(space key, session, role, content) or of the caller's message id.
     digest = models.CharField(max_length=64)
     role = models.CharField(max_length=16, choices=Role.choices)
@@ -108,7 +110,7 @@ class Message(SpaceOwned):
 
     class Meta:
         base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
-        constraints = [models.UniqueConstraint(fields=["space", "digest"], name="message_digest_per_space")]
+        constraints = [models.UniqueConstraint(fields=["tenant", "space", "digest"], name="message_digest_per_space")]
         indexes = [
             models.Index(fields=["session", "sent_at"]),
             GinIndex(fields=["keyword_digests"], name="message_keyword_digests"),
@@ -136,19 +138,17 @@ class Memory(SpaceOwned, Timestamped):
     embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS)
     importance = models.FloatField()
     mention_count = models.PositiveIntegerField(default=1)
-    source_session = models.ForeignKey(Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    source_message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    source_session = same_tenant_key(Session, null=True, related_name="+")
+    source_message = same_tenant_key(Message, null=True, related_name="+")
     # The messages of the earlier mentions a merge folded into this row (source_message is the latest):
     # forgetting the row drops their text too, so no transcript line of a restated fact is left behind.
     earlier_source_message_ids = ArrayField(models.UUIDField(), default=list, blank=True)
-    superseded_by = models.ForeignKey(
-        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
-    )
+    superseded_by = same_tenant_key("self", null=True, related_name="supersedes")
     # Why this row is history: "update" or "correction" (a newer statement replaced it), "merged" (the
     # wording a merge rewrote), "restored" (an operator brought back an older version). Empty while current.
     superseded_reason = models.CharField(max_length=16, blank=True, default="")
     # Tasks belong to the session they were given in.
-    task_session = models.ForeignKey(Session, on_delete=models.CASCADE, null=True, blank=True, related_name="tasks")
+    task_session = same_tenant_key(Session, null=True, related_name="tasks")
     event_at = models.DateTimeField(null=True, blank=True)
     # Keyed digest of (export id, record id) for rows brought in by an import: re-importing is a no-op.
     origin_digest = models.CharField(max_length=64, blank=True, default="")
@@ -174,7 +174,7 @@ class Turn(SpaceOwned, Timestamped):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     space = space_key("turns")
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
+    session = same_tenant_key(Session, related_name="turns")
     # Replay key: the message digest (one message) or a digest of all message digests (a transcript).
     source_digest = models.CharField(max_length=64)
     message_ids = ArrayField(models.UUIDField(), default=list, blank=True)
@@ -200,7 +200,9 @@ class Turn(SpaceOwned, Timestamped):
 
     class Meta:
         base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
-        constraints = [models.UniqueConstraint(fields=["space", "source_digest"], name="turn_source_per_space")]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "space", "source_digest"], name="turn_source_per_space")
+        ]
         indexes = [models.Index(fields=["space", "created_at"]), models.Index(fields=["status", "next_attempt_at"])]
 
 
@@ -294,14 +296,16 @@ class EpisodeKey(SpaceOwned):
     """One argument of an episode as it is matched: its embedding and blind keyword index."""
 
     id = models.BigAutoField(primary_key=True)
-    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="keys")
+    episode = same_tenant_key(Episode, related_name="keys")
     argument = models.CharField(max_length=64)
     embedding = HalfVectorField(dimensions=EMBEDDING_DIMENSIONS)
     keyword_digests = ArrayField(models.CharField(max_length=32), default=list, blank=True)
 
     class Meta:
         base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
-        constraints = [models.UniqueConstraint(fields=["episode", "argument"], name="episode_key_per_argument")]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "episode", "argument"], name="episode_key_per_argument")
+        ]
         indexes = [models.Index(fields=["space", "argument"], name="episode_key_space_argument")]
 
 
@@ -316,7 +320,7 @@ class SpaceAgent(SpaceOwned):
 
     class Meta:
         base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
-        constraints = [models.UniqueConstraint(fields=["space", "agent"], name="space_agent_once")]
+        constraints = [models.UniqueConstraint(fields=["tenant", "space", "agent"], name="space_agent_once")]
 
 
 class PairMark(SpaceOwned):
@@ -328,12 +332,12 @@ class PairMark(SpaceOwned):
         DIFFERENT = "different"
 
     id = models.BigAutoField(primary_key=True)
-    first = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
-    second = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="+")
+    first = same_tenant_key(Memory, related_name="+")
+    second = same_tenant_key(Memory, related_name="+")
     label = models.CharField(max_length=16, choices=Label.choices)
     marked_by = models.CharField(max_length=200)
     marked_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         base_manager_name = "objects"  # saves, cascades and related rows name the tenant too
-        constraints = [models.UniqueConstraint(fields=["first", "second"], name="pair_mark_once")]
+        constraints = [models.UniqueConstraint(fields=["tenant", "first", "second"], name="pair_mark_once")]

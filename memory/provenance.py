@@ -59,7 +59,7 @@ def sources_for(memories: Iterable[Memory]) -> dict[uuid.UUID, dict]:
 def attach_sources(space, hits: list[dict]) -> None:
     """Add ``source`` to recall hits: memories as above, kept transcript lines from their own message."""
     ids = [h["id"] for h in hits]
-    memories = Memory.objects.filter(space=space, pk__in=ids).select_related("source_session")
+    memories = Memory.objects.filter(space=space, pk__in=ids).prefetch_related("source_session")
     sources = sources_for(memories)
     lines = {m.pk: m for m in Message.objects.filter(space=space, pk__in=ids).select_related("session")}
     if lines:

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.core.validators import RegexValidator
 from django.db import models
+from django.db.models.constants import LOOKUP_SEP
 
 from tenants.input_rules import EXTERNAL_ID_PATTERN, ID_MESSAGE
 from tenants.scope import scoped_tenant_id
@@ -19,7 +20,39 @@ from tenants.scope import scoped_tenant_id
 external_id_validator = RegexValidator(EXTERNAL_ID_PATTERN, message=ID_MESSAGE, code="invalid_external_id")
 
 
-class TenantOwnedManager(models.Manager):
+def same_tenant_key(to, *, null: bool = False, field=models.ForeignKey, **options) -> models.ForeignKey:
+    """A reference to another row of the same tenant. The database holds it as a key on ``(tenant_id, column)``
+    with its own ON DELETE, which the migrations write (decision 0030); Django neither constrains nor
+    cascades it. So a delete is one statement naming the tenant, cascading inside that tenant's rows, never
+    the deletion collector's ``DELETE … WHERE id IN (…)``, which names no tenant and would reach every shard."""
+    return field(to, on_delete=models.DO_NOTHING, db_constraint=False, null=null, blank=null, **options)
+
+
+class TenantOwnedQuerySet(models.QuerySet):
+    def select_related(self, *fields):
+        """Joined tenant-owned rows name the tenant too (``session__tenant_id = …``), so a distributed
+        PostgreSQL prunes the joined table's shards as well as the queried one's (decision 0030). A nullable
+        relation cannot be filtered so without dropping the rows that have none: follow it with
+        ``prefetch_related``, whose query names the tenant through the related model's manager."""
+        queryset = super().select_related(*fields)
+        tenant_id = scoped_tenant_id()
+        if tenant_id is None:
+            return queryset
+        conditions = {}
+        for path in fields:
+            model, walked = self.model, []
+            for name in path.split(LOOKUP_SEP):
+                field = model._meta.get_field(name)
+                if field.null:
+                    raise TypeError(f"{model.__name__}.{name} may be empty: prefetch_related it, not select_related")
+                walked.append(name)
+                model = field.related_model
+                if isinstance(model._default_manager, TenantOwnedManager):
+                    conditions[LOOKUP_SEP.join([*walked, "tenant_id"])] = tenant_id
+        return queryset.filter(**conditions)
+
+
+class TenantOwnedManager(models.Manager.from_queryset(TenantOwnedQuerySet)):
     """Every query of a tenant-owned table names the scope's tenant (``tenant_id = …``), beside row-level
     security, which filters the same rows: a distributed PostgreSQL routes a statement to one shard only on
     a filter written in it, never on a policy (decision 0030). Outside a scope (maintenance, the lookups
@@ -73,7 +106,7 @@ class Space(models.Model):
 class SpaceKey(models.Model):
     """A space's 256-bit data key, stored only wrapped (AES-GCM) by a key-encryption key outside the database."""
 
-    space = models.OneToOneField(Space, on_delete=models.CASCADE, primary_key=True, related_name="data_key")
+    space = same_tenant_key(Space, field=models.OneToOneField, primary_key=True, related_name="data_key")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
     kek_id = models.CharField(max_length=64)
     kek_version = models.PositiveIntegerField()
@@ -140,7 +173,7 @@ class SettingsChange(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="+")
-    space = models.ForeignKey(Space, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    space = same_tenant_key(Space, null=True, related_name="+")
     changed_at = models.DateTimeField(auto_now_add=True)
     actor = models.CharField(max_length=200)
     setting = models.CharField(max_length=64)

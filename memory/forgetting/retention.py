@@ -21,7 +21,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memory.forgetting.deletion import DeletionContext, delete_memories
-from memory.models import DeletionAudit, Memory, Message
+from memory.models import DeletionAudit, Memory, Message, Session
 from memory.store.lock import lock_space
 from tenants.space_settings import effective_settings
 
@@ -46,7 +46,9 @@ def _expired_tasks(space, settings: dict, now: datetime.datetime) -> tuple[list[
     if settings["task_expires_with_session"]:
         idle_since = now - datetime.timedelta(hours=settings["session_idle_hours"])
         recent = Message.objects.filter(session=OuterRef("task_session"), sent_at__gte=idle_since)
-        expired |= Q(task_session__isnull=False) & (Q(task_session__ended_at__isnull=False) | ~Exists(recent))
+        # Subqueries, not a join on the session's id: each names the tenant (decision 0030).
+        ended = Session.objects.filter(pk=OuterRef("task_session"), ended_at__isnull=False)
+        expired |= Q(task_session__isnull=False) & (Exists(ended) | ~Exists(recent))
     rows = Memory.objects.filter(expired, space=space, kind=Memory.Kind.TASK, superseded_by__isnull=True)
     rule = {name: settings[name] for name in ("task_retention_days", "task_expires_with_session", "session_idle_hours")}
     return list(rows), rule

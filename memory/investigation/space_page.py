@@ -31,7 +31,7 @@ def matching_memories(space, wanted: MemoryFilter) -> list[Memory]:
 
     Raises ``ValidationError`` for a kind that does not exist (from the shared selector).
     """
-    rows = memories_of(space, kind=wanted.kind, topic=wanted.topic).select_related("source_message")
+    rows = memories_of(space, kind=wanted.kind, topic=wanted.topic).prefetch_related("source_message")
     if wanted.since:
         rows = rows.filter(updated_at__gte=wanted.since)
     if wanted.until:

@@ -246,7 +246,8 @@ def delete_episode(
         cause=cause,
         actor=actor,
     )
-    current.delete()
+    # A queryset's delete is one statement naming the tenant; its keys cascade in the database (decision 0030).
+    Episode.objects.filter(space=space, pk=current.pk).delete()
 
 
 @transaction.atomic

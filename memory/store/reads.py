@@ -12,7 +12,7 @@ from memory.text.digests import topic_digest
 
 
 def memories_of(space, *, kind: str | None = None, topic: str | None = None, include_superseded: bool = False):
-    queryset = Memory.objects.filter(space=space).select_related("source_session")
+    queryset = Memory.objects.filter(space=space).prefetch_related("source_session")
     if not include_superseded:
         queryset = queryset.filter(superseded_by__isnull=True)
     if kind:
@@ -25,7 +25,7 @@ def memories_of(space, *, kind: str | None = None, topic: str | None = None, inc
 
 
 def find_memory(*, space, memory_id) -> Memory:
-    memory = Memory.objects.filter(space=space, pk=memory_id).select_related("source_session").first()
+    memory = Memory.objects.filter(space=space, pk=memory_id).prefetch_related("source_session").first()
     if memory is None:
         raise Http404("No such memory.")
     return memory

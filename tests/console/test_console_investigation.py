@@ -180,7 +180,7 @@ def test_an_operator_filters_memories_by_text_kind_and_date(client, tenant_a, cu
 
 def test_the_memory_list_pages_and_shows_ids_and_provenance(client, tenant_a, customer):
     with scope.tenant_scope(tenant_a, customer):
-        fact = Memory.objects.filter(kind="fact").select_related("source_session").first()
+        fact = Memory.objects.filter(kind="fact").prefetch_related("source_session").first()
         turn = Turn.objects.get(space=customer, created_ids__contains=[fact.id])
     login(client, tenant_a, "operator")
     page = client.get(reverse("console:space", args=[customer.external_id])).content.decode()

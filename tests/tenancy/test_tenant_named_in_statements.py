@@ -42,14 +42,22 @@ def test_queries_of_tenant_owned_tables_name_the_scope_tenant(space_a, space_b):
     statements = [
         q["sql"] for q in captured.captured_queries if "memory_memory" in q["sql"] or "tenants_space" in q["sql"]
     ]
-    # Django's deletion collector removes the rows it collected by primary key in a statement of its own,
-    # past any manager: that one names no tenant yet (decision 0030, what is left).
-    by_key = [sql for sql in statements if sql.startswith('DELETE FROM "memory_memory" WHERE "memory_memory"."id" IN')]
-    assert len(by_key) == 1
-    named = [sql for sql in statements if sql not in by_key]
-    assert len(named) == 5  # the read, the space, the update, the collector's read and its SET NULL of references
-    for sql in named:
+    # The delete is one statement, not the deletion collector's read and its DELETE by primary key alone:
+    # same-tenant keys cascade in the database.
+    assert len(statements) == 4  # the read, the space, the update, the delete
+    for sql in statements:
         assert f"\"tenant_id\" = '{space_a.tenant_id.hex}'::uuid" in sql, sql
+
+
+@pytest.mark.django_db
+def test_a_joined_row_names_the_tenant_and_an_optional_one_is_prefetched(space_a):
+    memory = add_memory(space_a, "We run four vans")
+    with scope.tenant_scope(space_a.tenant_id, space_a), CaptureQueriesContext(connection) as captured:
+        assert Memory.objects.select_related("space").get(pk=memory.pk).space.external_id == space_a.external_id
+        with pytest.raises(TypeError, match="prefetch_related"):
+            Memory.objects.select_related("source_session")
+    (joined,) = [q["sql"] for q in captured.captured_queries]
+    assert f"\"tenants_space\".\"tenant_id\" = '{space_a.tenant_id.hex}'::uuid" in joined
 
 
 @pytest.mark.django_db
