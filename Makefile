@@ -11,7 +11,7 @@ TEST_WORKERS ?= 2
 PORT ?= 8000
 MCP_PORT ?= 8001
 
-.PHONY: run serve test fuzz lint stop db-start db-status migrate bench bench-mem0 eval eval-long load venv
+.PHONY: run serve test fuzz lint stop db-start db-status migrate bench bench-mem0 eval eval-long load venv scale-check
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,12 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(TEST_WORKERS)
 	# A bounded schemathesis pass over every endpoint (`make fuzz` runs a longer one).
 	ENGRAM_FUZZ_EXAMPLES=8 ENGRAM_FUZZ_DERANDOMIZE=1 $(PY) -m pytest fuzz -q -p no:cacheprovider
+	$(MAKE) --no-print-directory scale-check
+
+# Citus-ready, proved here (decision 0030): every tenant-owned table hash-partitioned by tenant_id in a throwaway
+# database, one of each operation run, and every statement EXPLAINed: each must touch one tenant's shard.
+scale-check: db-start
+	$(DEV_ENV) $(PY) -m bench.scale_check
 
 bench: db-start
 	$(PY) -m bench.run_all
