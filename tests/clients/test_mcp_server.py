@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import queue
 import socket
@@ -16,7 +15,7 @@ from pathlib import Path
 import httpx2
 import pytest
 import uvicorn
-from django.db import connection, transaction
+from django.db import connection
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -25,8 +24,8 @@ from mcp_types import REQUEST_TIMEOUT
 from mcp_server.gateway import engram_for
 from mcp_server.http_app import http_app
 from mcp_server.tools import build_server
-from memory.store.lock import lock_space
 from tenants.api_keys import issue_api_key
+from tests.support.concurrency import space_locked
 
 FACT = "Hi! We run a fleet of four vans. Can you check my invoice?"
 VANS = "We run a fleet of four vans."
@@ -258,30 +257,6 @@ def until_output_ends(written: queue.Queue, seconds: float) -> list[dict]:
     while (message := written.get(timeout=max(0.0, deadline - time.monotonic()))) is not None:
         messages.append(message)
     return messages
-
-
-@contextlib.contextmanager
-def space_locked(space):
-    """The space's writer lock held by another connection, as a long turn being written would hold it."""
-    locked, release = threading.Event(), threading.Event()
-
-    def hold():
-        try:
-            with transaction.atomic():
-                lock_space(space.id)
-                locked.set()
-                release.wait(timeout=300)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold, daemon=True)
-    holder.start()
-    assert locked.wait(timeout=30), "the space lock was not taken"
-    try:
-        yield
-    finally:
-        release.set()
-        holder.join(timeout=30)
 
 
 def test_the_stdio_server_answers_every_call_it_read_before_its_input_closed(start_stdio_server, key_a, space_a):

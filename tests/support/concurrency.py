@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 
-from django.db import connections
+from django.db import connection, connections
+
+from memory.store.lock import lock_space
+from tenants import scope
 
 
 def at_once(action: Callable[[], object], count: int, *, timeout: float = 60) -> list:
@@ -32,3 +36,27 @@ def at_once(action: Callable[[], object], count: int, *, timeout: float = 60) ->
         thread.join(timeout=timeout)
     assert not errors, errors
     return results
+
+
+@contextlib.contextmanager
+def space_locked(space):
+    """The space's writer lock held by another connection, as a long turn being written would hold it."""
+    locked, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with scope.tenant_scope(space.tenant_id, space):
+                lock_space(space.id)
+                locked.set()
+                release.wait(timeout=300)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    assert locked.wait(timeout=30), "the space lock was not taken"
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(timeout=30)
