@@ -186,7 +186,7 @@ ENGRAM_DATABASE_OWNER = (
     {key: _owner[key] for key in ("USER", "PASSWORD", "HOST", "PORT", "OPTIONS")} if _owner else None
 )
 # Every request runs in one transaction: the row-level-security scope is set inside it with
-# set_config(..., is_local => true), so it can never outlive the request on a pooled connection.
+# SET LOCAL, so it can never outlive the request on a pooled connection.
 _database["ATOMIC_REQUESTS"] = True
 # Each process holds at most ENGRAM_DB_CONNECTIONS connections, whatever its threads do: Django's
 # psycopg pool for requests and tasks, and a small pool beside it for the rate limit's autocommit

@@ -1,16 +1,20 @@
 """The row-level-security scope of the current database transaction.
 
 A request resolves its tenant once (API key, console login) and, for the turn loop, its space;
-``enter_scope`` then writes both into the transaction with ``set_config(..., is_local => true)``,
-so the scope ends with the transaction and can never leak to the next request on a pooled
-connection. Outside a request, ``tenant_scope`` opens the transaction itself.
+``enter_scope`` then writes both into the transaction with ``SET LOCAL``, so the scope ends with the
+transaction and can never leak to the next request on a pooled connection. Outside a request,
+``tenant_scope`` opens the transaction itself. ``SET LOCAL`` rather than ``set_config(…, true)``, which
+does the same on one PostgreSQL: a distributed PostgreSQL passes ``SET LOCAL`` on to every node the
+transaction reaches (Citus, with ``citus.propagate_set_commands = 'local'``), and the row-level-security
+policies on the shards read it there (decision 0030). ``SET`` takes no parameters, so each value is
+written into the statement as a literal quoted by psycopg, after tenants and spaces were parsed as UUIDs.
 
 ``scope_with_next_statement`` sets the same scope in the round trip of the next statement instead
-of a round trip of its own (psycopg's pipeline mode): the server still runs ``set_config`` as a
-statement of its own, strictly before the next one, and an error in it aborts the pipeline before
-the next statement runs. Putting ``set_config`` inside the query itself (a CTE) would not be safe:
-PostgreSQL does not order a CTE before the row-level-security quals of the same statement, which
-read ``current_setting`` as a stable value, possibly once, at executor start.
+of a round trip of its own (psycopg's pipeline mode): the server still runs each ``SET LOCAL`` as a
+statement of its own, strictly before the next one, and an error in one aborts the pipeline before
+the next statement runs. Putting the scope inside the query itself (``set_config`` in a CTE) would
+not be safe: PostgreSQL does not order a CTE before the row-level-security quals of the same
+statement, which read ``current_setting`` as a stable value, possibly once, at executor start.
 """
 
 from __future__ import annotations
@@ -21,8 +25,7 @@ from collections.abc import Iterator
 
 import psycopg
 from django.db import connection, transaction
-
-SCOPE_SQL = "SELECT set_config(%s, %s, true), set_config(%s, %s, true)"
+from psycopg.sql import Literal
 
 TENANT_SETTING = "engram.tenant_id"
 SPACE_SETTING = "engram.space_id"
@@ -39,7 +42,7 @@ class _ScopeMark:
     """The tenant a transaction was scoped to, as Python sees it (``scoped_tenant_id``).
 
     Registered with ``transaction.on_commit``, so Django drops it exactly when PostgreSQL drops the
-    ``set_config(is_local)`` it mirrors: at the end of the transaction, or with the savepoint it was entered
+    ``SET LOCAL`` it mirrors: at the end of the transaction, or with the savepoint it was entered
     in when that rolls back (a released savepoint keeps both). Its call at commit does nothing.
 
     Only the savepoints ``transaction.atomic`` opens are known to Django's on-commit list: a scope entered
@@ -78,12 +81,22 @@ def scoped_tenant_id() -> uuid.UUID | None:
     return None
 
 
+def setting_statements(values: dict[str, str]) -> list[str]:
+    """One ``SET LOCAL`` per setting, its value a literal psycopg quotes (``SET`` takes no parameters)."""
+    return [f"SET LOCAL {name} = {Literal(str(value)).as_string()}" for name, value in values.items()]
+
+
+def _set_local(values: dict[str, str]) -> None:
+    """In one round trip: the statements as one simple query (a pipeline would take them one by one)."""
+    with connection.cursor() as cursor:
+        cursor.execute("; ".join(setting_statements(values)))
+
+
 def _set(name: str, value: str) -> None:
     if not connection.in_atomic_block:
-        # Outside a transaction set_config(is_local) would last one statement and protect nothing.
+        # Outside a transaction SET LOCAL would last no longer than its own statement and protect nothing.
         raise ScopeRequiresTransaction(f"{name} can only be set inside transaction.atomic()")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
+    _set_local({name: value})
 
 
 def _as_text(value) -> str:
@@ -92,16 +105,15 @@ def _as_text(value) -> str:
     return str(value.pk if hasattr(value, "pk") else uuid.UUID(str(value)))
 
 
-def _scope_parameters(tenant, space) -> list[str]:
-    return [TENANT_SETTING, _as_text(tenant), SPACE_SETTING, _as_text(space)]
+def _scope_settings(tenant, space) -> dict[str, str]:
+    return {TENANT_SETTING: _as_text(tenant), SPACE_SETTING: _as_text(space)}
 
 
 def enter_scope(tenant, space=None) -> None:
     """Scope the current transaction to a tenant (a Tenant or its id) and optionally one space."""
     if not connection.in_atomic_block:
         raise ScopeRequiresTransaction("the scope can only be set inside transaction.atomic()")
-    with connection.cursor() as cursor:
-        cursor.execute(SCOPE_SQL, _scope_parameters(tenant, space))
+    _set_local(_scope_settings(tenant, space))
     _mark_scope(tenant)
 
 
@@ -115,7 +127,7 @@ def scope_with_next_statement(tenant, space=None) -> Iterator[None]:
     """
     if not connection.in_atomic_block:
         raise ScopeRequiresTransaction("the scope can only be set inside transaction.atomic()")
-    pending = _scope_parameters(tenant, space)
+    pending = setting_statements(_scope_settings(tenant, space))
     outer_transaction = connection.atomic_blocks[0]
     # Marked now, so that the block's first query names the tenant it is about to be scoped to.
     mark = _mark_scope(tenant)
@@ -126,7 +138,7 @@ def scope_with_next_statement(tenant, space=None) -> Iterator[None]:
         if not connection.in_atomic_block or connection.atomic_blocks[0] is not outer_transaction:
             # Never carry a scope into another transaction than the one it was entered in.
             raise ScopeRequiresTransaction("a pipelined scope must be used in the transaction that entered it")
-        scope_parameters = list(pending)
+        scope_statements = list(pending)
         pending.clear()
         database = context["connection"]
         # Statements here run on the driver's connection, outside Django's own error translation: a server
@@ -137,10 +149,11 @@ def scope_with_next_statement(tenant, space=None) -> Iterator[None]:
                 # A named (server-side) cursor only declares its statement, so the scope must not ride on
                 # it (it would never run): set it on a plain cursor first, one round trip more.
                 with database.connection.cursor() as plain:
-                    plain.execute(SCOPE_SQL, scope_parameters)
+                    plain.execute("; ".join(scope_statements))
                 return execute(sql, params, many, context)
             with database.connection.pipeline():
-                context["cursor"].execute(SCOPE_SQL, scope_parameters)
+                for statement in scope_statements:
+                    context["cursor"].execute(statement)
                 return execute(sql, params, many, context)
 
     try:
@@ -171,7 +184,7 @@ def tenant_scope(tenant, space=None) -> Iterator[None]:
         previous = current_scope()
         enter_scope(tenant, space)
         yield
-        if not connection.needs_rollback:  # a rolled-back block reverts set_config by itself
+        if not connection.needs_rollback:  # a rolled-back block reverts SET LOCAL by itself
             enter_scope(previous[0] or None, previous[1] or None)
 
 
@@ -199,6 +212,5 @@ def clear_scope() -> None:
     names = (TENANT_SETTING, SPACE_SETTING, API_KEY_PREFIX_SETTING, USER_SETTING, MAINTENANCE_SETTING)
     if not connection.in_atomic_block:
         raise ScopeRequiresTransaction("the scope can only be cleared inside transaction.atomic()")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT " + ", ".join(["set_config(%s, '', true)"] * len(names)), list(names))
+    _set_local(dict.fromkeys(names, ""))
     _mark_scope(None)

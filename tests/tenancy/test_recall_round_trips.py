@@ -27,11 +27,12 @@ from tests.support.recall import tell
 
 pytestmark = pytest.mark.django_db
 
-# Authentication 2 (the key's row, read with the tenant scope), the space 1, the space scope + the
-# candidate statement 2, the test's savepoint pair 2 and the scope reset after a request inside the
-# test's transaction 1. The rate limit's one statement runs on its own connection (not captured here;
-# it was 6 statements on this connection when it counted in Django's database cache: 14 then).
-STATEMENTS_PER_RECALL = 8
+# Authentication 3 (the key's row, read with the tenant scope), the space 1, the space scope + the
+# candidate statement 3 (a scope is two SET LOCAL, pipelined with the statement after them), the test's
+# savepoint pair 2 and the scope reset after a request inside the test's transaction 1. The rate limit's
+# one statement runs on its own connection (not captured here; it was 6 statements on this connection
+# when it counted in Django's database cache: 14 then).
+STATEMENTS_PER_RECALL = 10
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +64,10 @@ def test_one_recall_request_runs_a_small_number_of_statements_that_does_not_grow
     # Every strategy (vector, keyword, topic) and the passing filter: one statement over the memories.
     assert len([sql for sql in small if "memory_memory" in sql]) == 1
     [candidates] = [i for i, sql in enumerate(small) if "memory_memory" in sql]
-    assert small[candidates - 1].startswith("SELECT set_config('engram.tenant_id'"), "the scope rides just before it"
+    assert small[candidates - 2 : candidates] == [
+        f"SET LOCAL engram.tenant_id = '{space_a.tenant_id}'",
+        f"SET LOCAL engram.space_id = '{space_a.id}'",
+    ], "the scope rides just before it"
 
     tell(client_a, space_a2, *[f"Our depot number {i} opens at {i % 12 + 1} o'clock." for i in range(12)])
     larger, _ = statements_of_one_recall(client_a, space_a2, "When does the depot open?")
@@ -296,8 +300,21 @@ def test_exception_before_any_statement_leaves_the_previous_scope_not_a_half_one
 
 def test_scope_value_is_a_parameter_not_sql(space_a):
     with transaction.atomic(), pytest.raises((ValueError, AttributeError, TypeError)):
-        with scope.scope_with_next_statement("x', true); SELECT set_config('engram.maintenance','on',true); --"):
+        with scope.scope_with_next_statement("x'; SET LOCAL engram.maintenance = 'on'; --"):
             visible_space_ids()
+
+
+def test_a_setting_from_a_request_is_a_quoted_literal_not_sql():
+    """SET LOCAL takes no parameters: a key prefix read from a header is written into the statement quoted."""
+    hostile = "ab'; SET LOCAL engram.maintenance = 'on'; --\\"
+    with transaction.atomic():
+        scope.allow_api_key_lookup(hostile)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('engram.api_key_prefix'), "
+                "coalesce(current_setting('engram.maintenance', true), '')"
+            )
+            assert cursor.fetchone() == (hostile, "")
 
 
 def test_two_requests_on_one_thread_do_not_share_a_scope(client_a, client_b, space_a, space_b):

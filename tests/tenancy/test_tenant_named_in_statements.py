@@ -57,7 +57,7 @@ def test_a_joined_row_names_the_tenant_and_an_optional_one_is_prefetched(space_a
         with pytest.raises(TypeError, match="prefetch_related"):
             Memory.objects.select_related("source_session")
     (joined,) = [q["sql"] for q in captured.captured_queries]
-    assert f"\"tenants_space\".\"tenant_id\" = '{space_a.tenant_id.hex}'::uuid" in joined
+    assert f'"tenants_space"."tenant_id" = \'{space_a.tenant_id.hex}\'::uuid' in joined
 
 
 @pytest.mark.django_db
@@ -234,7 +234,7 @@ def test_an_exception_before_the_pipelined_scope_s_first_statement_leaves_the_mi
 @pytest.mark.xfail(
     strict=True,
     reason="a known limit (the scope mark of tenants.scope): a bare transaction.savepoint() is not one Django tracks, "
-    "so a mark registered after it is not tied to it: savepoint_rollback(sid) reverts the server's set_config but "
+    "so a mark registered after it is not tied to it: savepoint_rollback(sid) reverts the server's SET LOCAL but "
     "Django keeps the mark. No code opens savepoints that way",
 )
 @pytest.mark.django_db
