@@ -8,8 +8,8 @@ In a throwaway database of the embedded PostgreSQL:
    them whole) may be pointed at; nothing but a tenant-owned table points at a tenant-owned one.
 2. The shards. Every tenant-owned table is rebuilt hash-partitioned by ``tenant_id`` (its keys, indexes,
    policies, grants and triggers as before), then one of each operation runs through the real code — a
-   queued turn, the worker, a turn with ``?wait=true``, recall, a forget, a list, an edit, an export, the
-   console's tenant pages and the worker's sweep — and every statement is EXPLAINed as it runs, as a
+   queued turn, the worker, a turn with ``?wait=true``, recall, a forget, a list, an edit, an export, an
+   import, erasing a space, the console's tenant pages and the worker's sweep — and every statement is EXPLAINed as it runs, as a
    role row-level security does not apply to. Each must touch the partitions of one tenant only: at most
    one partition, the same one in every table it reads or writes, pruned when it is planned. Pruning done
    only when the plan starts (``Subplans Removed``) is refused: it comes from a value known at run time,

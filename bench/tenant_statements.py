@@ -2,7 +2,9 @@
 
 ``python -m bench.tenant_statements`` runs one of each operation through the real code paths in a
 throwaway database — a queued turn, the worker processing it, a turn with ``?wait=true``, a recall, a
-forget in conversation, a memory list, an edit, an export, four console pages and the worker's sweep —
+forget in conversation, a memory list, an edit, an export, an import, erasing a space, the console's
+tenant pages (overview, spaces, a space, a turn, a transcript, thresholds and their preview, the
+playground, the deletion audit) and the worker's sweep —
 and EXPLAINs every statement just before it runs, as a role row-level security does not apply to. A statement
 names its tenant where every scan of a tenant-owned table in its plan has ``tenant_id = '<uuid>'`` in its
 conditions (written in it, or derived by the planner from an equality written in it) and an INSERT lists
@@ -147,6 +149,7 @@ def run_operations(recorder: Recorder) -> None:
     other = create_tenant(name="Statements B", slug="statements-b")
     with scope.tenant_scope(tenant):
         space = spaces.create_space(tenant=tenant, external_id="customer-1", display_name="Customer one")
+        spaces.create_space(tenant=tenant, external_id="customer-2")
     with scope.tenant_scope(other):
         spaces.create_space(tenant=other, external_id="customer-1")
     api = APIClient()
@@ -214,13 +217,24 @@ def run_operations(recorder: Recorder) -> None:
         operation("export")
         response = api.get(reverse("space-export", args=[space.external_id]))
         assert response.status_code == 200
-        for _chunk in response.streaming_content:  # the export's statements run as it streams
-            pass
+        exported = b"".join(response.streaming_content)  # the export's statements run as it streams
+        operation("import")
+        response = api.generic(
+            "POST", reverse("space-import", args=["customer-2"]), exported, content_type="application/x-ndjson"
+        )
+        assert response.status_code == 200, response.content
+        operation("erase a space")
+        assert api.delete(reverse("space-detail", args=["customer-2"])).status_code == 204
         for name, url in [
             ("console: overview", reverse("console:overview")),
             ("console: spaces", reverse("console:spaces")),
             ("console: a space", reverse("console:space", args=[space.external_id])),
             ("console: a turn", reverse("console:turn", args=[space.external_id, turn_id])),
+            ("console: a transcript", reverse("console:transcript", args=[space.external_id, "s1"])),
+            ("console: thresholds", reverse("console:thresholds", args=[space.external_id])),
+            ("console: threshold preview", reverse("console:threshold-preview", args=[space.external_id])),
+            ("console: playground", reverse("console:playground") + "?space=customer-1&message=What+car+do+I+drive"),
+            ("console: deletion audit", reverse("console:deletions")),
         ]:
             operation(name)
             assert console.get(url).status_code == 200, url

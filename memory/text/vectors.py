@@ -249,12 +249,16 @@ def rekey_stored_vectors(transform=into_space) -> int:
     changed = 0
     for tenant_id in all_tenant_ids():
         with scope.tenant_scope(tenant_id), connection.cursor() as cursor:
-            cursor.execute("SELECT id FROM tenants_space ORDER BY id")
+            cursor.execute("SELECT id FROM tenants_space WHERE tenant_id = %s ORDER BY id", [tenant_id])
             space_ids = [row[0] for row in cursor.fetchall()]
         for space_id in space_ids:
             with scope.tenant_scope(tenant_id, space_id), connection.cursor() as cursor:
                 for table in STORED_VECTOR_TABLES:
-                    cursor.execute(f"SELECT id, embedding::text FROM {table} WHERE space_id = %s", [space_id])
+                    # Naming the tenant (decision 0030): on a distributed PostgreSQL each statement goes to one shard.
+                    cursor.execute(
+                        f"SELECT id, embedding::text FROM {table} WHERE tenant_id = %s AND space_id = %s",
+                        [tenant_id, space_id],
+                    )
                     rows = cursor.fetchall()
                     if not rows:
                         continue
@@ -265,8 +269,8 @@ def rekey_stored_vectors(transform=into_space) -> int:
                     except SpaceKeyUnavailable:
                         break  # an erased space: its vectors are already meaningless
                     cursor.executemany(
-                        f"UPDATE {table} SET embedding = %s::halfvec WHERE id = %s",
-                        [(_literal(v), pk) for (pk, _), v in zip(rows, vectors, strict=True)],
+                        f"UPDATE {table} SET embedding = %s::halfvec WHERE tenant_id = %s AND id = %s",
+                        [(_literal(v), tenant_id, pk) for (pk, _), v in zip(rows, vectors, strict=True)],
                     )
                     changed += len(rows)
     return changed
