@@ -3,8 +3,9 @@
 In a throwaway database of the embedded PostgreSQL:
 
 1. The keys. Every primary key, unique constraint and foreign key of a tenant-owned table includes
-   ``tenant_id``, and a foreign key between two of them pairs ``tenant_id`` with ``tenant_id``: what a
-   distributed PostgreSQL requires of tables it shards on that column. Reference tables (every node holds
+   ``tenant_id``, a foreign key between two of them pairs ``tenant_id`` with ``tenant_id`` and none sets NULL
+   or a default when the row it points at goes: what a distributed PostgreSQL requires of tables it shards
+   on that column. Reference tables (every node holds
    them whole) may be pointed at; nothing but a tenant-owned table points at a tenant-owned one.
 2. The shards. Every tenant-owned table is rebuilt hash-partitioned by ``tenant_id`` (its keys, indexes,
    policies, grants and triggers as before), then one of each operation runs through the real code — a
@@ -46,6 +47,7 @@ def key_problems(cursor, tables: set[str]) -> list[str]:
     """What a distributed PostgreSQL would refuse of the keys: every one must carry ``tenant_id``."""
     cursor.execute(
         """SELECT c.conrelid::regclass::text, c.conname, c.contype, c.confrelid::regclass::text,
+                  c.confdeltype IN ('n', 'd') OR c.confupdtype IN ('n', 'd'),
                   ARRAY(SELECT attname FROM unnest(c.conkey) WITH ORDINALITY k(n, i)
                         JOIN pg_attribute ON attrelid = c.conrelid AND attnum = k.n ORDER BY k.i)::text[],
                   ARRAY(SELECT attname FROM unnest(c.confkey) WITH ORDINALITY k(n, i)
@@ -54,7 +56,7 @@ def key_problems(cursor, tables: set[str]) -> list[str]:
            WHERE c.contype IN ('p', 'u', 'f', 'x') AND r.relnamespace = 'public'::regnamespace"""
     )
     problems = []
-    for table, name, kind, target, columns, target_columns in cursor.fetchall():
+    for table, name, kind, target, sets_null, columns, target_columns in cursor.fetchall():
         if kind == "f" and table not in tables:
             if target in tables:
                 problems.append(f"{table}.{name}: a table that is not sharded points at tenant-owned {target}")
@@ -63,6 +65,9 @@ def key_problems(cursor, tables: set[str]) -> list[str]:
             continue
         if "tenant_id" not in columns:
             problems.append(f"{table}.{name}: a key without tenant_id ({', '.join(columns)})")
+        elif sets_null:
+            # Citus refuses SET NULL / SET DEFAULT on a key holding the distribution column (citusdata/citus#7132).
+            problems.append(f"{table}.{name}: sets NULL or DEFAULT on delete or update, which Citus refuses")
         elif kind == "f" and target in tables:
             pairs = dict(zip(columns, target_columns, strict=True))
             if pairs["tenant_id"] != "tenant_id":

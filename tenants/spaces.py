@@ -9,7 +9,7 @@ from django.http import Http404
 from core.errors import Conflict
 from tenants import settings_service, space_settings
 from tenants.keyring import get_keyring
-from tenants.models import Space, Tenant, external_id_validator
+from tenants.models import SettingsChange, Space, Tenant, external_id_validator
 from tenants.space_keys import create_space_key, data_key_cache
 
 
@@ -71,7 +71,10 @@ def update_space(
 def erase_space(*, space: Space) -> None:
     """Delete the space, every row that belongs to it and its data key, in one transaction."""
     space_id = space.id
-    # One statement naming the tenant; every row of the space goes with it by the database's cascading keys.
+    # The settings history is the tenant's and stays, no longer pointing at the space (decision 0030: the key
+    # does not set NULL by itself). Then one statement naming the tenant; every row of the space goes with it
+    # by the database's cascading keys.
+    SettingsChange.objects.filter(tenant_id=space.tenant_id, space_id=space_id).update(space=None)
     Space.objects.filter(tenant_id=space.tenant_id, pk=space_id).delete()
     transaction.on_commit(lambda: data_key_cache.forget(space_id))
     data_key_cache.forget(space_id)

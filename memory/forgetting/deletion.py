@@ -87,6 +87,10 @@ def delete_memories(
             tagged = [distances[m.pk] for m in memories if m.topic_digest == tag.topic_digest and m.pk in distances]
             audited(tag, min(tagged, default=None))
             deleted.append(Deleted(id=tag.pk, kind=tag.kind, content=tag.content))
+    # A row left pointing at a deleted one lets go of it first (the key does not set NULL by itself: decision 0030).
+    Memory.objects.filter(space=space, superseded_by__in=list(rows_to_delete)).exclude(
+        pk__in=list(rows_to_delete)
+    ).update(superseded_by=None)
     Memory.objects.filter(pk__in=list(rows_to_delete)).delete()
     # Whatever the space's setting now: lines kept while it was on still hold the words.
     if message_ids:

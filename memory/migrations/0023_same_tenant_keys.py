@@ -23,15 +23,18 @@ PRIMARY_KEYS = {
 }
 SPACE_OWNED = ["session", "message", "memory", "turn", "episode", "episodekey", "spaceagent", "pairmark"]
 # (table, column, referenced table, ON DELETE): the database cascades inside one tenant's rows, as Django's
-# on_delete did before (decision 0030: the collector would delete by primary key alone).
+# on_delete did before (decision 0030: the collector would delete by primary key alone). Where Django set a
+# reference to NULL, the key is NO ACTION and the code that deletes clears the reference first, in a statement
+# naming the tenant: Citus refuses ON DELETE SET NULL on a key that holds the distribution column, even in
+# the `SET NULL (column)` form (EnsureSupportedFKeyOnDistKey; citusdata/citus#7132).
 REFERENCES = [
     ("tenants_spacekey", "space_id", "tenants_space", "CASCADE"),
-    ("tenants_settingschange", "space_id", "tenants_space", "SET NULL (space_id)"),
+    ("tenants_settingschange", "space_id", "tenants_space", "NO ACTION"),
     *[(f"memory_{name}", "space_id", "tenants_space", "CASCADE") for name in SPACE_OWNED],
     ("memory_message", "session_id", "memory_session", "CASCADE"),
-    ("memory_memory", "source_session_id", "memory_session", "SET NULL (source_session_id)"),
-    ("memory_memory", "source_message_id", "memory_message", "SET NULL (source_message_id)"),
-    ("memory_memory", "superseded_by_id", "memory_memory", "SET NULL (superseded_by_id)"),
+    ("memory_memory", "source_session_id", "memory_session", "NO ACTION"),
+    ("memory_memory", "source_message_id", "memory_message", "NO ACTION"),
+    ("memory_memory", "superseded_by_id", "memory_memory", "NO ACTION"),
     ("memory_memory", "task_session_id", "memory_session", "CASCADE"),
     ("memory_turn", "session_id", "memory_session", "CASCADE"),
     ("memory_episodekey", "episode_id", "memory_episode", "CASCADE"),

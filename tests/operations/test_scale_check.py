@@ -27,18 +27,22 @@ def test_every_key_of_a_tenant_owned_table_carries_the_tenant(superuser_cursor):
     assert key_problems(superuser_cursor, tenant_owned_tables()) == []
 
 
-def test_a_key_without_the_tenant_is_named(superuser_cursor):
+def test_keys_a_distributed_postgresql_would_refuse_are_named(superuser_cursor):
     superuser_cursor.execute(
         "ALTER TABLE memory_pairmark DROP CONSTRAINT pair_mark_once, "
         "ADD CONSTRAINT pair_mark_once UNIQUE (first_id, second_id);"
         "ALTER TABLE memory_turn DROP CONSTRAINT memory_turn_session_id_same_tenant, "
         "ADD CONSTRAINT memory_turn_session_mixed FOREIGN KEY (space_id, session_id) "
         "REFERENCES memory_session (tenant_id, id);"
+        "ALTER TABLE memory_memory DROP CONSTRAINT memory_memory_source_session_id_same_tenant, "
+        "ADD CONSTRAINT memory_memory_source_session_id_same_tenant FOREIGN KEY (tenant_id, source_session_id) "
+        "REFERENCES memory_session (tenant_id, id) ON DELETE SET NULL (source_session_id);"
         "CREATE TABLE stray (tenant_id uuid, memory_id uuid, "
         "FOREIGN KEY (tenant_id, memory_id) REFERENCES memory_memory (tenant_id, id))"
     )
     problems = key_problems(superuser_cursor, tenant_owned_tables())
     assert sorted(p.split(":")[0] for p in problems) == [
+        "memory_memory.memory_memory_source_session_id_same_tenant",  # Citus refuses SET NULL on such a key
         "memory_pairmark.pair_mark_once",
         "memory_turn.memory_turn_session_mixed",
         "stray.stray_tenant_id_memory_id_fkey",

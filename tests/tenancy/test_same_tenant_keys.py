@@ -8,8 +8,8 @@ from django.db import IntegrityError, connection, transaction
 
 from memory.forgetting.deletion import DeletionContext, delete_memories
 from memory.models import Memory, Message, PairMark, Session, Turn
-from tenants import scope, spaces
-from tenants.models import SpaceKey
+from tenants import scope, settings_service, spaces
+from tenants.models import SettingsChange, SpaceKey
 from tests.support.recall import tell
 
 DISTRIBUTED = [Session, Message, Memory, Turn, PairMark, SpaceKey]
@@ -39,7 +39,10 @@ def test_erasing_a_space_takes_every_row_of_it_and_nothing_of_another(client_a, 
     assert all(rows_of(space_a).values()) and rows_of(space_a2)["Memory"]
     before = rows_of(space_a2)
     with scope.tenant_scope(space_a.tenant_id):
+        settings_service.change_space_settings(space=space_a, changes={"recall_limit": 7}, actor="test")
         spaces.erase_space(space=space_a)
+        # The tenant's settings history stays, no longer pointing at the erased space.
+        assert list(SettingsChange.objects.filter(setting="recall_limit").values_list("space_id", flat=True)) == [None]
     assert set(rows_of(space_a).values()) == {0}
     assert rows_of(space_a2) == before
 
