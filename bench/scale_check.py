@@ -31,7 +31,14 @@ import re
 import sys
 
 from bench.harness import setup_django, throwaway_database
-from bench.tenant_statements import REFERENCE_TABLES, Planner, _nodes, _site, run_operations, tenant_owned_tables
+from bench.tenant_statements import (
+    REFERENCE_TABLES,
+    Planner,
+    code_site,
+    plan_nodes,
+    run_operations,
+    tenant_owned_tables,
+)
 
 PARTITIONS = 8
 PARTITION_NAME = re.compile(r"^(?P<table>\w+)__shard(?P<number>\d+)$")
@@ -163,7 +170,7 @@ def shards_touched(plan, tables: set[str]) -> tuple[dict[str, set[int]], bool]:
     has one: the column is NOT NULL); the table is listed with no partition of its own."""
     touched: dict[str, set[int]] = collections.defaultdict(set)
     pruned_at_run_time = False
-    for node in _nodes(plan):
+    for node in plan_nodes(plan):
         pruned_at_run_time |= bool(node.get("Subplans Removed"))
         relation = node.get("Relation Name") or ""
         found = PARTITION_NAME.match(relation)
@@ -199,7 +206,12 @@ class ShardRecorder:
             reason = crossing(plan, self.tables)
             if reason:
                 self.crossings.append(
-                    {"operation": self.operation, "site": _site(), "why": reason, "sql": " ".join(sql.split())[:240]}
+                    {
+                        "operation": self.operation,
+                        "site": code_site(),
+                        "why": reason,
+                        "sql": " ".join(sql.split())[:240],
+                    }
                 )
         return execute(sql, params, many, context)
 

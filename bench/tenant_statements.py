@@ -45,7 +45,7 @@ def tenant_owned_tables() -> set[str]:
     } - REFERENCE_TABLES
 
 
-def _site() -> str:
+def code_site() -> str:
     """The innermost frame of Engram's own code that issued the statement."""
     for frame in reversed(traceback.extract_stack()[:-3]):
         if frame.filename.startswith(ROOT) and "/.venv/" not in frame.filename and "/bench/" not in frame.filename:
@@ -82,21 +82,21 @@ class Planner:
         self.connection.close()
 
 
-def _nodes(node):
+def plan_nodes(node):
     yield node
     for child in node.get("Plans", []):
-        yield from _nodes(child)
+        yield from plan_nodes(child)
 
 
 def _conditions(node) -> str:
-    scans = list(_nodes(node)) if node.get("Node Type") == "Bitmap Heap Scan" else [node]
+    scans = list(plan_nodes(node)) if node.get("Node Type") == "Bitmap Heap Scan" else [node]
     return " ".join(str(scan.get(key, "")) for scan in scans for key in CONDITIONS)
 
 
 def unnamed_tables(sql: str, plan, tables: set[str]) -> tuple[set[str], set[str]]:
     """The tenant-owned tables the statement touches, and those of them it does not name the tenant for."""
     touched, unnamed = set(), set()
-    for node in _nodes(plan):
+    for node in plan_nodes(plan):
         table = node.get("Relation Name")
         if table not in tables or node.get("Node Type") == "Bitmap Index Scan":
             continue
@@ -125,7 +125,7 @@ class Recorder:
             touched, unnamed = unnamed_tables(sql, plan, self.tables)
             if touched:
                 self.rows.append(
-                    {"operation": self.operation, "site": _site(), "unnamed": sorted(unnamed), "sql": sql[:200]}
+                    {"operation": self.operation, "site": code_site(), "unnamed": sorted(unnamed), "sql": sql[:200]}
                 )
         return execute(sql, params, many, context)
 
