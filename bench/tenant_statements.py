@@ -2,7 +2,8 @@
 
 ``python -m bench.tenant_statements`` runs one of each operation through the real code paths in a
 throwaway database — a queued turn, the worker processing it, a turn with ``?wait=true``, a recall, a
-forget in conversation, a memory list, an edit, an export, an import, erasing a space, the console's
+forget in conversation, a memory list, an edit, a version restored, a settings change, a shared space's case
+stored, recalled and deleted, an export, an import, erasing a space, the console's
 tenant pages (overview, spaces, a space, a turn, a transcript, thresholds and their preview, the
 playground, the deletion audit) and the worker's sweep —
 and EXPLAINs every statement just before it runs, as a role row-level security does not apply to. A statement
@@ -150,6 +151,7 @@ def run_operations(recorder: Recorder) -> None:
     with scope.tenant_scope(tenant):
         space = spaces.create_space(tenant=tenant, external_id="customer-1", display_name="Customer one")
         spaces.create_space(tenant=tenant, external_id="customer-2")
+        spaces.create_space(tenant=tenant, external_id="support-agents", kind="shared")
     with scope.tenant_scope(other):
         spaces.create_space(tenant=other, external_id="customer-1")
     api = APIClient()
@@ -214,6 +216,28 @@ def run_operations(recorder: Recorder) -> None:
             ).status_code
             == 200
         )
+        operation("history and restore")
+        detail = [space.external_id, fact["id"]]
+        versions = api.get(reverse("memory-history", args=detail)).json()
+        earlier = next(v for v in versions if v["id"] != fact["id"])
+        response = api.post(reverse("memory-restore", args=[space.external_id, earlier["id"]]))
+        assert response.status_code == 200, response.content
+        operation("settings change")
+        response = api.patch(
+            reverse("space-detail", args=[space.external_id]), {"settings": {"recall_limit": 7}}, format="json"
+        )
+        assert response.status_code == 200, response.content
+        operation("shared space: a case stored, recalled and deleted")
+        cases = reverse("episode-list", args=["support-agents"])
+        case = {"inputs": {"question": "The parcel arrived damaged"}, "output": "Refund issued", "outcome": "resolved"}
+        response = api.post(cases, case, format="json")
+        assert response.status_code == 201, response.content
+        response = api.post(
+            reverse("episode-recall", args=["support-agents"]), {"inputs": case["inputs"]}, format="json"
+        )
+        assert response.status_code == 200, response.content
+        case_id = api.get(cases).json()["results"][0]["id"]
+        assert api.delete(reverse("episode-detail", args=["support-agents", case_id])).status_code == 204
         operation("export")
         response = api.get(reverse("space-export", args=[space.external_id]))
         assert response.status_code == 200

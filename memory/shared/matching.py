@@ -126,7 +126,10 @@ def find_matches(
     if not weights:
         return []
     digests = {a: set(keyword_digests(space.id, prepared.tokens[a])) for a in weights}
-    keys = EpisodeKey.objects.filter(space=space, episode__kind=kind).exclude(episode_id__in=list(exclude_ids))
+    # The joined case names the tenant too, so a distributed PostgreSQL reads one shard of it (decision 0030).
+    keys = EpisodeKey.objects.filter(space=space, episode__kind=kind, episode__tenant_id=space.tenant_id).exclude(
+        episode_id__in=list(exclude_ids)
+    )
     candidate_ids = set()
     for argument in weights:
         nearest = (
