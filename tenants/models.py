@@ -21,10 +21,12 @@ external_id_validator = RegexValidator(EXTERNAL_ID_PATTERN, message=ID_MESSAGE, 
 
 
 def same_tenant_key(to, *, null: bool = False, field=models.ForeignKey, **options) -> models.ForeignKey:
-    """A reference to another row of the same tenant. The database holds it as a key on ``(tenant_id, column)``
-    with its own ON DELETE, which the migrations write (decision 0030); Django neither constrains nor
-    cascades it. So a delete is one statement naming the tenant, cascading inside that tenant's rows, never
-    the deletion collector's ``DELETE … WHERE id IN (…)``, which names no tenant and would reach every shard."""
+    """A reference to another row of the same tenant. The database holds it as a key on ``(tenant_id, column)``,
+    which the migrations write (decision 0030): ON DELETE CASCADE where rows go with what they point at, NO
+    ACTION where the deleting code clears the reference itself (Citus refuses SET NULL on such a key). Django
+    neither constrains nor cascades it. So a delete is one statement naming the tenant, cascading inside that
+    tenant's rows, never the deletion collector's ``DELETE … WHERE id IN (…)``, which names no tenant and
+    would reach every shard."""
     return field(to, on_delete=models.DO_NOTHING, db_constraint=False, null=null, blank=null, **options)
 
 
