@@ -5,7 +5,7 @@ throwaway database — a queued turn, the worker processing it, a turn with ``?w
 forget in conversation, a memory list, an edit, a version restored, a settings change, a shared space's case
 stored, recalled and deleted, an export, an import, erasing a space, the console's
 tenant pages (overview, spaces, a space, a turn, a transcript, thresholds and their preview, the
-playground, the deletion audit) and the worker's sweep —
+playground, the deletion audit, a pair marked, a memory deleted) and the worker's sweep —
 and EXPLAINs every statement just before it runs, as a role row-level security does not apply to. A statement
 names its tenant where every scan of a tenant-owned table in its plan has ``tenant_id = '<uuid>'`` in its
 conditions (written in it, or derived by the planner from an equality written in it) and an INSERT lists
@@ -262,6 +262,19 @@ def run_operations(recorder: Recorder) -> None:
         ]:
             operation(name)
             assert console.get(url).status_code == 200, url
+        first, second, *_ = [
+            m["id"] for m in api.get(reverse("memory-list", args=[space.external_id])).json()["results"]
+        ]
+        operation("console: a pair marked")
+        marked = console.post(
+            reverse("console:mark-pair", args=[space.external_id]),
+            {"first": first, "second": second, "label": "different"},
+            HTTP_HX_REQUEST="true",
+        )
+        assert marked.status_code == 200, marked.content
+        operation("console: a memory deleted")
+        deleted = console.post(reverse("console:memory-delete", args=[space.external_id, first]))
+        assert deleted.status_code in (200, 302), deleted.content
         operation("the worker's sweep")
         requeue_due_turns()
         expire_all()
