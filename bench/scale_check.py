@@ -34,6 +34,7 @@ from bench.harness import setup_django, throwaway_database
 from bench.tenant_statements import (
     REFERENCE_TABLES,
     Planner,
+    PlanRecorder,
     code_site,
     plan_nodes,
     run_operations,
@@ -183,7 +184,10 @@ def shards_touched(plan, tables: set[str]) -> tuple[dict[str, set[int]], bool]:
 
 def crossing(plan, tables: set[str]) -> str | None:
     """Why a statement is not one tenant's, or None when it is."""
-    touched, pruned_at_run_time = shards_touched(plan, tables)
+    return why_crossing(*shards_touched(plan, tables))
+
+
+def why_crossing(touched: dict[str, set[int]], pruned_at_run_time: bool) -> str | None:
     if pruned_at_run_time:
         return "pruned only at run time (a value the statement does not write)"
     if len(set().union(*touched.values())) > 1:
@@ -191,29 +195,24 @@ def crossing(plan, tables: set[str]) -> str | None:
     return None
 
 
-class ShardRecorder:
-    def __init__(self, planner: Planner, tables: set[str]):
-        self.planner = planner
-        self.tables = tables
-        self.operation = "setup"
+class ShardRecorder(PlanRecorder):
+    """Each statement on sharded tables, and those that reach more than one tenant's shard."""
+
+    def __init__(self, tables: set[str], planner: Planner):
+        super().__init__(tables, planner)
         self.statements: collections.Counter = collections.Counter()
         self.crossings: list[dict] = []
 
-    def __call__(self, execute, sql, params, many, context):
-        plan = None if many or self.operation == "setup" else self.planner.plan(sql, params)
-        if plan is not None and shards_touched(plan, self.tables)[0]:
-            self.statements[self.operation] += 1
-            reason = crossing(plan, self.tables)
-            if reason:
-                self.crossings.append(
-                    {
-                        "operation": self.operation,
-                        "site": code_site(),
-                        "why": reason,
-                        "sql": " ".join(sql.split())[:240],
-                    }
-                )
-        return execute(sql, params, many, context)
+    def record(self, sql: str, plan) -> None:
+        touched, pruned_at_run_time = shards_touched(plan, self.tables)
+        if not touched:
+            return
+        self.statements[self.operation] += 1
+        reason = why_crossing(touched, pruned_at_run_time)
+        if reason:
+            self.crossings.append(
+                {"operation": self.operation, "site": code_site(), "why": reason, "sql": " ".join(sql.split())[:240]}
+            )
 
 
 def cross_tenant_query(recorder: ShardRecorder) -> None:
@@ -237,12 +236,12 @@ def check(*, with_cross_tenant_query: bool = False) -> tuple[list[str], ShardRec
         with planner.connection.cursor() as cursor:
             problems = key_problems(cursor, tables)
             if problems:
-                return problems, ShardRecorder(planner, tables)
+                return problems, ShardRecorder(tables, planner)
             with planner.connection.transaction():
                 shard_by_tenant(cursor, tables)
         connections.close_all()  # nothing cached of the tables as they were
         problems += [f"the canary was not caught: {sql}" for sql in CANARIES if not crossing(planner.plan(sql), tables)]
-        recorder = ShardRecorder(planner, tables)
+        recorder = ShardRecorder(tables, planner)
         run_operations(recorder)  # EXPLAINs each statement through the recorder
         if with_cross_tenant_query:
             with connections["default"].execute_wrapper(recorder):

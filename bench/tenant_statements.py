@@ -113,25 +113,42 @@ def unnamed_tables(sql: str, plan, tables: set[str]) -> tuple[set[str], set[str]
     return touched, unnamed
 
 
-class Recorder:
+class PlanRecorder:
+    """An execute wrapper that EXPLAINs each statement of the operations (not of their setup) before it runs
+    and hands its plan to ``record``, while ``operation`` names what is running."""
+
     def __init__(self, tables: set[str], planner: Planner):
         self.tables = tables
         self.planner = planner
         self.operation = "setup"
-        self.rows: list[dict] = []
 
     def __call__(self, execute, sql, params, many, context):
-        plan = None if many else self.planner.plan(sql, params)
-        if plan is not None:
-            touched, unnamed = unnamed_tables(sql, plan, self.tables)
-            if touched:
-                self.rows.append(
-                    {"operation": self.operation, "site": code_site(), "unnamed": sorted(unnamed), "sql": sql[:200]}
-                )
+        if not many and self.operation != "setup":
+            plan = self.planner.plan(sql, params)
+            if plan is not None:
+                self.record(sql, plan)
         return execute(sql, params, many, context)
 
+    def record(self, sql: str, plan) -> None:
+        raise NotImplementedError
 
-def run_operations(recorder: Recorder) -> None:
+
+class Recorder(PlanRecorder):
+    """Each statement on tenant-owned tables, with the tables it does not name the tenant for."""
+
+    def __init__(self, tables: set[str], planner: Planner):
+        super().__init__(tables, planner)
+        self.rows: list[dict] = []
+
+    def record(self, sql: str, plan) -> None:
+        touched, unnamed = unnamed_tables(sql, plan, self.tables)
+        if touched:
+            self.rows.append(
+                {"operation": self.operation, "site": code_site(), "unnamed": sorted(unnamed), "sql": sql[:200]}
+            )
+
+
+def run_operations(recorder: PlanRecorder) -> None:
     from django.db import connection
     from django.test import Client
     from django.test.utils import setup_test_environment
@@ -305,7 +322,7 @@ def main() -> None:
             run_operations(recorder)
         finally:
             planner.close()
-    rows = [r for r in recorder.rows if r["operation"] != "setup"]
+    rows = recorder.rows
     if "--json" in sys.argv:
         print(json.dumps(rows, indent=1))
     print(report(rows))
