@@ -96,7 +96,7 @@ def current_rows(space) -> list[dict]:
                 "topic": m.topic or "",
                 "source": m.source_message.caller_message_id if m.source_message_id else "",
             }
-            for m in rows.select_related("source_message")
+            for m in rows.prefetch_related("source_message")
         ]
 
 

@@ -60,7 +60,7 @@ def build(tenant, account: dict):
     start = datetime.datetime(2026, 10, 1, 9, tzinfo=datetime.UTC)
     space = tell_history(tenant, account["name"], account["history"], start=start, numbered=True)
     with scope.tenant_scope(tenant, space):
-        current = Memory.objects.filter(space=space, superseded_by__isnull=True).select_related("source_message")
+        current = Memory.objects.filter(space=space, superseded_by__isnull=True).prefetch_related("source_message")
         line_of = {
             m.pk: int(m.source_message.caller_message_id[1:])
             for m in current
