@@ -180,6 +180,17 @@ def _said_otherwise(space, named: list[str]) -> bool:
     )
 
 
+def _asks_about_someone(reading: Reading | None) -> bool:
+    """Whether a question of stop words alone still asks something of someone, so that it is searched by meaning
+    (under the gate, as any question): the English stop list holds "work", "working", "opening", "old",
+    "order", "number" and "name", so "What is he working on opening?" and "How old is she?" keep no keyword.
+    The learned reading tells them from "is it in?" or "what is it?": it reads a question about the customer,
+    someone else or the company, where those are about nothing."""
+    if reading is None or reading.intent != "question":
+        return False
+    return max(reading.subject_scores, key=reading.subject_scores.get, default="nothing") != "nothing"
+
+
 def _route_to_attribute(query: str, reading: Reading | None, analysis: QueryAnalysis, *, worded: bool) -> str:
     """A query that asks about one of the customer's attributes ("What is his order number?", "Where does the
     customer live?", "name") is searched by that attribute too: the learned reading names it, and it is the
@@ -384,7 +395,7 @@ def recall(
     reading = reading or _read_query(space, searched)
     routed = _route_to_attribute(query, reading, analysis, worded=worded)
     routed_only = routed if routed not in keys_before else ""
-    if not analysis.keywords and not analysis.phrases and not routed:
+    if not analysis.keywords and not analysis.phrases and not routed and not _asks_about_someone(reading):
         # Only stop words ("the", "is it in?"): nothing to search for, and any nearest row is noise.
         return RecallResult(
             hits=[], prompt="", candidates=[], analysis=analysis, settings=settings, warning="no content words"

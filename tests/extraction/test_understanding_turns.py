@@ -235,6 +235,34 @@ def test_a_question_of_stop_words_still_finds_its_answer(client_a, space_a, stat
     assert any("4411" in h["content"] for h in body["memories"]), body
 
 
+# Questions no attribute routes, whose every word a stop list holds (English's holds "working", "opening", "old";
+# Russian's "лет"): searched by meaning, under the gate, because the reading says they ask something of someone.
+UNROUTED_STOP_WORD_QUESTIONS = [
+    ("Still working on opening a dance studio.", "What is he working on opening?", "dance studio"),
+    ("I'm working on opening a second bakery in the old town.", "What is she working on opening?", "bakery"),
+    ("Мне тридцать четыре года.", "Сколько ему лет?", "тридцать четыре"),
+    ("I've been doing pottery for seven years.", "How long has she been doing it?", "pottery"),
+]
+
+
+@pytest.mark.parametrize("statement, question, answer", UNROUTED_STOP_WORD_QUESTIONS)
+def test_an_unrouted_question_of_stop_words_is_searched_by_meaning(client_a, space_a, statement, question, answer):
+    say(client_a, space_a, "Please always write to me by e-mail.")
+    say(client_a, space_a, statement)
+    body = recall(client_a, space_a, question)
+    assert body.get("warning", "") != "no content words"
+    statements = [h["content"] for h in body["memories"] if h["kind"] != "topic"]
+    assert statements == [statement] and answer in statements[0], body
+
+
+@pytest.mark.parametrize("question", ["is it in?", "What is it?", "Is that all?", "How old is he?"])
+def test_a_question_of_stop_words_asking_nothing_of_anyone_gets_nothing(client_a, space_a, question):
+    say(client_a, space_a, "Still working on opening a dance studio.")
+    say(client_a, space_a, "I lost my job as a banker last month.")
+    body = recall(client_a, space_a, question)
+    assert [h for h in body["memories"] if h["kind"] != "topic"] == [], body
+
+
 def test_name_alone_is_a_query_with_content(client_a, space_a):
     say(client_a, space_a, "My name is Alice Morgan.")
     body = recall(client_a, space_a, "name")
