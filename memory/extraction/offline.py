@@ -10,10 +10,11 @@ Per kept sentence: strip opening greetings, fillers and discourse markers ("Hi,"
 split it at commas, semicolons and the clause joiners into statements when every part reads as a
 statement of its own and the parts are about different attributes ("My name is Dmitri, I live in
 Kazan." gives a name and a residence, so a later move replaces the residence alone); classify the kind
-with the rule set in ``lexicon`` (time words, "remind me"); the topic is the learned attribute ("residence",
-"contact"), or else a noun of the statement's own that carries no value; score importance (hard
-constraints and dated statements above plain ones). Each entry's content is one contiguous span of the
-customer's own words, so it is grounded by construction; the grounding step still checks it.
+with the rule set in ``lexicon`` (time words), a task by its learned reading (``task_reading``); the topic
+is the learned attribute ("residence", "contact"), or else a noun of the statement's own that carries no
+value; score importance (hard constraints and dated statements above plain ones). Each entry's content is
+one contiguous span of the customer's own words, so it is grounded by construction; the grounding step still
+checks it.
 
 Every sentence and candidate part of a message is read in one batch (one embedding call a message).
 """
@@ -40,6 +41,8 @@ from memory.text.analysis import (
 from memory.understanding.features import ends_as_question
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
 from memory.understanding.stands_alone import THRESHOLD, stands_alone_probabilities
+from memory.understanding.task_reading import THRESHOLD as TASK_THRESHOLD
+from memory.understanding.task_reading import task_probabilities
 from memory.understanding.topic_words import subject_words
 
 BASE_IMPORTANCE = {"fact": 0.5, "instruction": 0.7, "event": 0.4, "task": 0.5, "topic": 0.3}
@@ -164,8 +167,6 @@ def split_clauses(sentence: str, language: str) -> list[str]:
 def classify(sentence: str, language: str) -> str | None:
     """The kind of entry a customer sentence gives, or None when it says nothing about them."""
     text = normalise(sentence)
-    if _has_any("REMIND_ME", text, language):
-        return "task"
     addressed_to_agent = _mentions_word("SECOND_PERSON", text, language)
     if _has_any("INSTRUCTION", text, language) and (
         addressed_to_agent or _starts_with_any("INSTRUCTION_OPENERS", text, language)
@@ -177,8 +178,6 @@ def classify(sentence: str, language: str) -> str | None:
         return None  # "Проверьте, пожалуйста, статус заказа": a request to the agent, not a fact
     if not speaks_of_self and _has_any("SMALL_TALK", text, language):
         return None  # "The weather is lovely today", "Thanks a lot!"
-    if _has_any("TASK", text, language) and speaks_of_self:
-        return "task"
     if event_offset_days(text, language) is not None:
         return "event"
     return "fact"
@@ -457,10 +456,8 @@ def kept_score(reading: Reading) -> float:
 
 
 def kind_of(sentence: str, intent: str, language: str) -> str:
-    """The kind of entry a kept sentence gives (the learned intent decided that it is kept)."""
-    text = normalise(sentence)
-    if _has_any("REMIND_ME", text, language):
-        return "task"
+    """The kind of entry a kept sentence gives (the learned intent decided that it is kept); whether it is rather a
+    task is read after, for the message's entries together (``_as_tasks``)."""
     if intent == "instruction":
         return "instruction"
     return classify(sentence, language) or "fact"
@@ -515,6 +512,21 @@ def _leaning(entries: list[Candidate]) -> set[int]:
     return {id(entry) for entry, p in zip(entries, probabilities, strict=True) if p < THRESHOLD}
 
 
+def _as_tasks(entries: list[Candidate]) -> list[Candidate]:
+    """The entries, those the learned reading calls a pending one-off action as ``task`` (``memory.understanding
+    .task_reading``): a task expires with its session, so a lasting fact in a task's words ("I have to avoid
+    gluten") stays what it is."""
+    probabilities = task_probabilities([entry.content for entry in entries])
+    return [
+        dataclasses.replace(
+            entry, kind="task", event_at=None, importance=importance_of("task", entry.content, entry.language)
+        )
+        if p >= TASK_THRESHOLD and entry.kind != "task"
+        else entry
+        for entry, p in zip(entries, probabilities, strict=True)
+    ]
+
+
 class OfflineExtractor:
     name = "offline"
 
@@ -531,7 +543,7 @@ class OfflineExtractor:
             count = len(sentence.bounds)
             read_of = {(0, count - 1): whole} | {run: next(read_all) for run in sentence.runs}
             per_sentence.append(self.entries_of(sentence, whole, read_of, message))
-        entries = _joined_to_what_came_before(per_sentence, message.text)
+        entries = _as_tasks(_joined_to_what_came_before(per_sentence, message.text))
         topics = {}
         for entry in entries:
             if entry.topic and entry.kind in ("fact", "instruction", "event"):

@@ -112,17 +112,8 @@ HARD_CONSTRAINT = {
     "ja": "必ず, 絶対, しかできません, できません, アレルギー, 締め切り, 期限, までに, 必須",
 }
 
-# "Remind me …" asks for a task even where the speaker is only marked on the verb ("recuérdame").
-REMIND_ME = {
-    "en": "remind me",
-    "ru": "напомните мне, напомни мне, напомните",
-    "cs": "připomeňte mi, připomeň mi, připomeňte",
-    "de": "erinnern sie mich, erinnere mich",
-    "es": "recuérdame, recuérdeme",
-    "fr": "rappelez-moi, rappelle-moi",
-    "ja": "リマインドして, 思い出させて",
-}
-
+# To-do words: no longer what makes a row a task (the learned reading of memory.understanding.task_reading
+# decides); they stay here as words of the rule set, never a topic (memory.extraction.offline._marker_terms).
 TASK = {
     "en": "need to, have to, remind me, tomorrow, next week, by friday, by monday, later today, to do, going to",
     "ru": "нужно, надо, завтра, напомните, на следующей неделе, сегодня вечером",

@@ -302,3 +302,35 @@ def test_a_joined_entry_is_stored_through_the_api_and_cites_the_customers_words(
     ]
     contents = [m["content"] for m in created if m["kind"] != "topic"]
     assert contents == ["I adopted a beagle last spring. He hid his bone in my slipper once!"]
+
+
+# --- A task is a pending one-off action, read from its meaning -------------------------------------
+# A task expires with its session: a lasting fact in a to-do's words stored as one would be deleted by the sweep.
+
+LASTING_IN_A_TASKS_WORDS = [
+    "I have to avoid gluten, I'm celiac.",
+    "These old photos always remind me of my grandmother.",
+    "Wegen meiner Zöliakie muss ich auf Gluten verzichten.",
+    "Мне нужно избегать глютена, у меня целиакия.",
+    "Kvůli celiakii se musím vyhýbat lepku.",
+    "Tengo que evitar el gluten porque soy celíaca.",
+]
+TO_DOS = [
+    "Remind me to renew the contract next week.",
+    "I still need to return the blue jacket by Friday.",
+    "Ich muss morgen noch die Stromrechnung bezahlen.",
+    "Напомните мне завтра оплатить счёт за интернет.",
+    "Zítra musím vrátit tu modrou bundu do obchodu.",
+    "Devo restituire il maglione blu entro venerdì.",  # Italian: never trained on
+]
+
+
+@pytest.mark.parametrize("text", LASTING_IN_A_TASKS_WORDS)
+def test_a_lasting_statement_in_a_tasks_words_is_not_a_task(text):
+    kinds = [c.kind for c in statements(text)]
+    assert kinds and "task" not in kinds, kinds
+
+
+@pytest.mark.parametrize("text", TO_DOS)
+def test_a_pending_one_off_action_is_a_task(text):
+    assert [c.kind for c in statements(text)] == ["task"]

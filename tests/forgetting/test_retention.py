@@ -141,3 +141,24 @@ def test_the_deletion_audit_can_be_filtered_by_the_retention_cause(space_a, clie
     expire(space_a)
     rows = client_a.get(reverse("deletion-list"), {"cause": "retention"}).json()["results"]
     assert [(r["memory_kind"], r["cause"]) for r in rows] == [("task", "retention")]
+
+
+@pytest.mark.parametrize(
+    "lasting, to_do",
+    [
+        ("I have to avoid gluten, I'm celiac.", "I still need to return the blue jacket by Friday."),
+        ("Мне нужно избегать глютена, у меня целиакия.", "Напомните мне завтра оплатить счёт за интернет."),
+    ],
+)
+def test_a_lasting_fact_in_a_tasks_words_outlives_its_session_and_the_to_do_does_not(client_a, space_a, lasting, to_do):
+    from tests.support.turns import say
+
+    say(client_a, space_a, lasting, session="yesterday")
+    say(client_a, space_a, to_do, session="yesterday")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        Message.objects.filter(space=space_a).update(sent_at=timezone.now() - 2 * DAY)
+    report = expire(space_a)
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        kept = [m.content for m in Memory.objects.filter(space=space_a).exclude(kind="topic")]
+    assert report.tasks == 1
+    assert kept == [lasting]
