@@ -521,7 +521,7 @@ def _as_tasks(entries: list[Candidate]) -> list[Candidate]:
         dataclasses.replace(
             entry, kind="task", event_at=None, importance=importance_of("task", entry.content, entry.language)
         )
-        if p >= TASK_THRESHOLD and entry.kind != "task"
+        if p >= TASK_THRESHOLD
         else entry
         for entry, p in zip(entries, probabilities, strict=True)
     ]

@@ -4,6 +4,7 @@ a sentence the customer asked to forget is not left readable in a process that e
 from __future__ import annotations
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -16,6 +17,10 @@ from tests.support.worker import queued, work
 pytestmark = pytest.mark.django_db
 
 SECRET = "My door code is 4471 and the spare key is under the blue pot."
+# Each cache entry is scoped by its space's id, written in hex: "4471" turns up in one of them by chance (a worker
+# process that has served a few hundred spaces holds that many ids: a clean-clone run failed on it once). An id
+# is not the customer's words, so the ids are taken out before the search.
+SPACE_ID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 class FixedEngine:
@@ -48,6 +53,8 @@ def test_after_turns_and_a_forget_request_no_process_cache_holds_the_customers_w
     forget = queued(space_a, "Please forget my door code.", session_id="s2")
     work(space_a, forget)
 
-    remembered = pickle.dumps((vectors.get_embedder().cached_keys(), analysis.SPACE_LANGUAGES.entries()))
+    remembered = SPACE_ID.sub(
+        b"", pickle.dumps((vectors.get_embedder().cached_keys(), analysis.SPACE_LANGUAGES.entries()))
+    )
     for fragment in (b"4471", b"door code", b"blue pot", b"forget"):
         assert fragment not in remembered
