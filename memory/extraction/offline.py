@@ -71,13 +71,6 @@ def _has_any(table_name: str, sentence: str, language: str) -> bool:
     return any(_contains(sentence, p, language) for p in _phrases(table_name, language))
 
 
-def _starts_with_any(table_name: str, sentence: str, language: str) -> bool:
-    return any(
-        sentence.startswith(p) and (language == "ja" or not sentence[len(p) : len(p) + 1].isalnum())
-        for p in _phrases(table_name, language)
-    )
-
-
 def _mentions_word(table_name: str, sentence: str, language: str) -> bool:
     vocabulary = _words(table_name, language)
     if language == "ja":
@@ -162,25 +155,6 @@ def split_clauses(sentence: str, language: str) -> list[str]:
     parts = [p.strip() for p in pattern.split(sentence)]
     # Each part must be a statement of its own, not a trailing noun ("… with my partner and our dog").
     return [p for p in parts if p] if all(len(words(p)) >= 3 for p in parts) else [sentence]
-
-
-def classify(sentence: str, language: str) -> str | None:
-    """The kind of entry a customer sentence gives, or None when it says nothing about them."""
-    text = normalise(sentence)
-    addressed_to_agent = _mentions_word("SECOND_PERSON", text, language)
-    if _has_any("INSTRUCTION", text, language) and (
-        addressed_to_agent or _starts_with_any("INSTRUCTION_OPENERS", text, language)
-    ):
-        return "instruction"
-    speaks_of_self = _speaks_of_self(text, language)
-    if not speaks_of_self and language != "ja" and _has_any("INSTRUCTION", text, language):
-        # (Japanese drops the speaker and its requests end in ください, handled above.)
-        return None  # "Проверьте, пожалуйста, статус заказа": a request to the agent, not a fact
-    if not speaks_of_self and _has_any("SMALL_TALK", text, language):
-        return None  # "The weather is lovely today", "Thanks a lot!"
-    if event_offset_days(text, language) is not None:
-        return "event"
-    return "fact"
 
 
 def event_offset_days(text: str, language: str) -> int | None:
@@ -460,7 +434,7 @@ def kind_of(sentence: str, intent: str, language: str) -> str:
     task is read after, for the message's entries together (``_as_tasks``)."""
     if intent == "instruction":
         return "instruction"
-    return classify(sentence, language) or "fact"
+    return "event" if event_offset_days(normalise(sentence), language) is not None else "fact"
 
 
 def _joined_to_what_came_before(per_sentence: list[list[Candidate]], text: str) -> list[Candidate]:

@@ -1,9 +1,8 @@
 # ruff: noqa: E501  (phrase tables read best one language a line)
 """The offline engine's documented multilingual rule set: marker phrases per language.
 
-Data only; the offline engine (``offline``), the forget judge and the injected-instruction check apply it. ``FIRST_PERSON`` and
-``SECOND_PERSON`` list single words separated by spaces; every other table lists phrases
-separated by commas. Latin and Cyrillic phrases match on word boundaries of the normalised
+Data only; the offline engine (``offline``), the forget judge and the injected-instruction check apply it. ``FIRST_PERSON`` lists
+single words separated by spaces; every other table lists phrases separated by commas. Latin and Cyrillic phrases match on word boundaries of the normalised
 sentence; Japanese phrases match as substrings. Languages: English, Russian, Japanese, Czech, German, Spanish, French.
 """
 
@@ -19,16 +18,6 @@ FIRST_PERSON = {
 
 # Pro-drop languages mark the speaker on the verb: Czech "máme", Spanish "tenemos", "tengo".
 FIRST_PERSON_VERB_ENDINGS = {"cs": ("me", "ím", "ám", "em"), "es": ("amos", "emos", "imos", "go", "oy")}
-
-SECOND_PERSON = {
-    "en": "you your yours",
-    "ru": "вы вам вас ваш ваша ваше ваши ты тебе тебя",
-    "cs": "vy vám vás váš vaše ty tobě",
-    "de": "sie ihnen ihr du dir dich",
-    "es": "usted ustedes tú te le les",
-    "fr": "vous tu te votre vos",
-    "ja": "あなた ください 下さい",
-}
 
 SMALL_TALK = {
     "en": "hi, hello, hey, thanks, thank you, good morning, good evening, good afternoon, bye, goodbye, ok, okay, cheers, "
@@ -89,17 +78,6 @@ INSTRUCTION = {
     "es": "siempre, nunca, por favor, no llame, asegúrese",
     "fr": "toujours, jamais, s'il vous plaît, veuillez, merci de, n'appelez pas",
     "ja": "ください, 下さい, 必ず, しないで, 常に, いつも, 絶対",
-}
-
-# Instruction markers that open a sentence make it an instruction even without "you".
-INSTRUCTION_OPENERS = {
-    "en": "always, never, please, don't, do not, make sure, remember",
-    "ru": "всегда, никогда, пожалуйста, не звоните, не пишите",
-    "cs": "vždy, nikdy, prosím, nevolejte, nepište",
-    "de": "immer, nie, niemals, bitte",
-    "es": "siempre, nunca, por favor, no llame",
-    "fr": "toujours, jamais, veuillez, merci de",
-    "ja": "",
 }
 
 HARD_CONSTRAINT = {
