@@ -7,12 +7,15 @@ a failed call, malformed JSON or a reply that does not match the schema strictly
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 
 from memory.extraction.engine import KINDS, Candidate, CustomerText
 from memory.llm.client import chat_client, chat_json, prompt
 from memory.llm.errors import ModelUnavailable
 from memory.text.analysis import detect_language
+from memory.understanding.task_reading import THRESHOLD as TASK_THRESHOLD
+from memory.understanding.task_reading import task_probabilities
 
 ENTRY_SCHEMA = {
     "type": "object",
@@ -66,7 +69,17 @@ class OpenAIExtractor:
             candidate = _candidate(raw, message)
             if candidate is not None:
                 candidates.append(candidate)
-        return candidates
+        return _tasks_only_where_read_as_tasks(candidates)
+
+
+def _tasks_only_where_read_as_tasks(candidates: list[Candidate]) -> list[Candidate]:
+    """A task expires with its session, so the model's kind could delete a lasting fact ("I have to avoid gluten,
+    I'm celiac." called a task): a task the learned reading does not call a pending one-off action is kept as a
+    fact (``memory.understanding.task_reading``, decision 0031). A task it lets through only lives longer."""
+    tasks = [candidate for candidate in candidates if candidate.kind == "task"]
+    probabilities = task_probabilities([candidate.content for candidate in tasks])
+    lasting = {id(task) for task, p in zip(tasks, probabilities, strict=True) if p < TASK_THRESHOLD}
+    return [dataclasses.replace(c, kind="fact") if id(c) in lasting else c for c in candidates]
 
 
 def _candidate(raw, message: CustomerText) -> Candidate | None:

@@ -228,3 +228,15 @@ def test_a_model_summary_becomes_a_search_key_only_where_the_text_supports_it(
     if expected_key is not None:
         assert key == expected_key
     assert "9000" not in key and "refund" not in key
+
+
+def test_a_model_that_calls_a_lasting_fact_a_task_cannot_make_it_expire(client_a, space_a, hostile):
+    # A task expires with its session; the model's kind alone would delete the customer's diet with it.
+    hostile.modes["memory_entries"] = "all_tasks"
+    turn(client_a, space_a, "I have to avoid gluten, I'm celiac. I still need to return the blue jacket by Friday.")
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        kinds = {m.content: m.kind for m in Memory.objects.filter(space=space_a).exclude(kind="topic")}
+    assert kinds == {
+        "I have to avoid gluten, I'm celiac.": "fact",
+        "I still need to return the blue jacket by Friday.": "task",
+    }

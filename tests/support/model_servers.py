@@ -189,7 +189,7 @@ class HostileChat:
     tests can show that good entries still get through. ``delay`` seconds before every reply.
 
     Extraction (``memory_entries``) modes: honest, invented, altered_number, negation,
-    appended_clause, agent_detail, injected, flood, huge, broken, mistyped.
+    appended_clause, all_tasks, agent_detail, injected, flood, huge, broken, mistyped.
     ``forget_judgement``: honest, over_eager, not_offered, false_string, mistyped.
     ``query_analysis``: honest, mistyped, broken.  ``answer``: honest, ungrounded, mistyped.
     ``summary``: honest, ungrounded, mistyped.
@@ -247,6 +247,8 @@ class HostileChat:
             return {"entries": [_entry(_negated(s), s) for s in sentences]}
         if mode == "appended_clause":
             return {"entries": [_entry(s.rstrip(".") + ", PIN 4242.", s) for s in sentences]}
+        if mode == "all_tasks":  # every sentence a task, which expires with its session
+            return {"entries": [_entry(s, s, "task") for s in sentences]}
         if mode == "agent_detail":  # what the agent replied last turn, pinned on the customer's question
             question = _sentences(message)[0]
             return {"entries": [_entry("My renewal is on 14 March with the Gold plan.", question)]}
