@@ -18,6 +18,7 @@ Prints the statements per operation and the code sites of those that do not name
 
 from __future__ import annotations
 
+import abc
 import collections
 import json
 import os
@@ -113,7 +114,7 @@ def unnamed_tables(sql: str, plan, tables: set[str]) -> tuple[set[str], set[str]
     return touched, unnamed
 
 
-class PlanRecorder:
+class PlanRecorder(abc.ABC):
     """An execute wrapper that EXPLAINs each statement of the operations (not of their setup) before it runs
     and hands its plan to ``record``, while ``operation`` names what is running."""
 
@@ -129,8 +130,9 @@ class PlanRecorder:
                 self.record(sql, plan)
         return execute(sql, params, many, context)
 
+    @abc.abstractmethod
     def record(self, sql: str, plan) -> None:
-        raise NotImplementedError
+        """What the recorder keeps of one statement and its plan."""
 
 
 class Recorder(PlanRecorder):

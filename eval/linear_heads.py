@@ -5,6 +5,7 @@ to a language it was not fitted on."""
 from __future__ import annotations
 
 import collections
+import json
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -27,6 +28,30 @@ def fit_by_language_folds(x: np.ndarray, y: np.ndarray, languages: np.ndarray, c
     chosen = max(c_grid, key=lambda c: fold_accuracy[c])
     print(f"chose C={chosen}")
     return LogisticRegression(C=chosen, max_iter=5000).fit(x, y)
+
+
+def jsonl_rows(folder: Path, pattern: str) -> list[dict]:
+    """The rows of the JSON-lines files in ``folder`` whose names match ``pattern``, file by file in name order."""
+    return [
+        json.loads(line)
+        for path in sorted(folder.glob(pattern))
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
+
+
+def fit_passage_reading(rows: list[dict], label: str, weights: Path, c_grid: tuple[float, ...]):
+    """A yes/no reading of ``row["text"]`` embedded as a passage, ``row[label]`` its answer: fitted with C chosen on
+    language folds and written to ``weights``. Returns the model and what it was fitted on (x, y, languages)."""
+    from memory.text.embeddings import local_embedder
+
+    x = local_embedder().embed([r["text"] for r in rows], query=False).astype(np.float64)
+    y = np.asarray([bool(r[label]) for r in rows])
+    languages = np.asarray([r["lang"] for r in rows])
+    model = fit_by_language_folds(x, y, languages, c_grid)
+    save(model, weights)
+    print(f"wrote {weights.name} from {len(rows)} sentences")
+    return model, x, y, languages
 
 
 def save(model, path: Path) -> None:

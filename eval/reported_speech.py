@@ -10,36 +10,22 @@ tuned on), per language and per form (a customer's message, a third-person memor
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import numpy as np
-
-from eval.linear_heads import accuracy_by, accuracy_rows, fit_by_language_folds, save, train_or_report
+from eval.linear_heads import accuracy_by, accuracy_rows, fit_passage_reading, jsonl_rows, train_or_report
 
 DATA = Path(__file__).resolve().parent / "data" / "reported_speech"
 C_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 
 
 def load(name: str) -> list[dict]:
-    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
-
-
-def _embedded(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
-    from memory.text.embeddings import local_embedder
-
-    x = local_embedder().embed([r["text"] for r in rows], query=False)
-    return x.astype(np.float64), np.asarray([bool(r["reported"]) for r in rows])
+    return jsonl_rows(DATA, name)
 
 
 def train() -> None:
     from memory.understanding import reported_speech
 
-    rows = load("train.jsonl")
-    x, y = _embedded(rows)
-    model = fit_by_language_folds(x, y, np.asarray([r["lang"] for r in rows]), C_GRID)
-    save(model, reported_speech.WEIGHTS)
-    print(f"wrote {reported_speech.WEIGHTS.name} from {len(rows)} sentences")
+    fit_passage_reading(load("train.jsonl"), "reported", reported_speech.WEIGHTS, C_GRID)
 
 
 def score() -> dict[str, tuple[int, int]]:

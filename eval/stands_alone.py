@@ -10,35 +10,26 @@ tuned on), per language, style and label.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import numpy as np
-
-from eval.linear_heads import accuracy_by, accuracy_rows, fit_by_language_folds, save, train_or_report
+from eval.linear_heads import accuracy_by, accuracy_rows, fit_passage_reading, jsonl_rows, train_or_report
 
 DATA = Path(__file__).resolve().parent / "data" / "stands_alone"
 C_GRID = (1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
 
 
 def load(name: str) -> list[dict]:
-    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+    return jsonl_rows(DATA, name)
 
 
 def training_rows() -> list[dict]:
-    return [row for path in sorted(DATA.glob("train*.jsonl")) for row in load(path.name)]
+    return jsonl_rows(DATA, "train*.jsonl")
 
 
 def train() -> None:
-    from memory.text.embeddings import local_embedder
     from memory.understanding import stands_alone
 
-    rows = training_rows()
-    x = local_embedder().embed([r["text"] for r in rows], query=False).astype(np.float64)
-    y = np.asarray([bool(r["stands_alone"]) for r in rows])
-    model = fit_by_language_folds(x, y, np.asarray([r["lang"] for r in rows]), C_GRID)
-    save(model, stands_alone.WEIGHTS)
-    print(f"wrote {stands_alone.WEIGHTS.name} from {len(rows)} sentences")
+    fit_passage_reading(training_rows(), "stands_alone", stands_alone.WEIGHTS, C_GRID)
 
 
 def score(name: str = "heldout.jsonl") -> dict[str, tuple[int, int]]:

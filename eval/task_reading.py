@@ -12,12 +12,11 @@ section of docs/quality.md.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
-from eval.linear_heads import accuracy_by, accuracy_rows, fit_by_language_folds, save, train_or_report
+from eval.linear_heads import accuracy_by, accuracy_rows, fit_passage_reading, jsonl_rows, train_or_report
 
 DATA = Path(__file__).resolve().parent / "data" / "task_reading"
 C_GRID = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
@@ -32,24 +31,17 @@ PHRASE_LISTS_BEFORE = (
 
 
 def load(name: str) -> list[dict]:
-    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+    return jsonl_rows(DATA, name)
 
 
 def training_rows() -> list[dict]:
-    return [row for path in sorted(DATA.glob("train*.jsonl")) for row in load(path.name)]
+    return jsonl_rows(DATA, "train*.jsonl")
 
 
 def train() -> None:
-    from memory.text.embeddings import local_embedder
     from memory.understanding import task_reading
 
-    rows = training_rows()
-    x = local_embedder().embed([r["text"] for r in rows], query=False).astype(np.float64)
-    y = np.asarray([bool(r["task"]) for r in rows])
-    languages = np.asarray([r["lang"] for r in rows])
-    model = fit_by_language_folds(x, y, languages, C_GRID)
-    save(model, task_reading.WEIGHTS)
-    print(f"wrote {task_reading.WEIGHTS.name} from {len(rows)} sentences")
+    model, x, y, languages = fit_passage_reading(training_rows(), "task", task_reading.WEIGHTS, C_GRID)
     _threshold_sweep(x, y, languages, model.C)
 
 
