@@ -164,8 +164,9 @@ def report() -> list[str]:
         "faithful rewrites and 0 near misses; it was scored twice while they were added (44 and 12 of 100 at the "
         "first version; then once more after the clause-opening rule, written from heldout.jsonl's cases of a "
         "failure its first score had also shown); on 2026-12-03 once more, after negation scope, clause mixing "
-        "and the reported-speech check (decision 0026) had been built on the other files. Nothing was tuned on "
-        "its cases.",
+        "and the reported-speech check (decision 0026) had been built on the other files; on 2026-12-04, after "
+        "the customer as subject, and on 2026-12-05, after titles from the customer's other messages (both built "
+        "on train_a.jsonl's refusals). Nothing was tuned on its cases.",
         "",
         "| file | grounding | faithful admitted (recall) | fabrications admitted | precision |",
         "|---|---|---|---|---|",

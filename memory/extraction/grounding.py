@@ -185,6 +185,12 @@ CUSTOMER_WORDS = frozenset({
 })  # fmt: skip
 
 
+# How far from a name the customer gave it a title ("my wife Claire", "Crumb & Co, our bakery"). Further off a
+# word may belong to another person or thing of the same sentence: in "a Labrador called Murphy and a cat called
+# Nell", "cat" is three words from Murphy.
+TITLE_REACH = 2
+
+
 @dataclasses.dataclass(frozen=True)
 class Speaker:
     """Who an entry is about and what they said elsewhere in the conversation: an entry may call the
@@ -207,9 +213,25 @@ class Speaker:
             return True
         return capitalised and any(_name_case_form(bare, n) for n in self.names)
 
-    def said_elsewhere(self, word: str) -> bool:
-        """A word (a name, a title) the customer wrote in a message of this conversation, in any case."""
-        return any(_similar(word, w) for w in self._conversation_words)
+    def said_elsewhere(self, word: str, language: str | None = None) -> bool:
+        """A name the customer wrote in a message of this conversation, in any case of ``language``'s."""
+        return any(same_name(word, w, language) for w in self._conversation_words)
+
+    def titles_of(self, names: set[str], language: str) -> set[str]:
+        """The content words the customer wrote beside one of ``names`` in a message of this conversation
+        (``TITLE_REACH`` words either side, in the same sentence: "my mum, Patricia"): the title an entry may
+        give that name, as the customer did ("Hi, my wife Claire uses this account too." → "James's wife
+        Claire wants …")."""
+        if not names or not self.conversation:
+            return set()
+        found: set[str] = set()
+        for sentence in split_sentences(self.conversation):
+            tokens = words(sentence)
+            for index, token in enumerate(tokens):
+                if any(same_name(_bare(token), name, language) for name in names):
+                    beside = tokens[max(0, index - TITLE_REACH) : index] + tokens[index + 1 : index + 1 + TITLE_REACH]
+                    found.update(content_terms(" ".join(beside), language))
+        return found
 
     @functools.cached_property
     def _conversation_words(self) -> frozenset[str]:
@@ -232,6 +254,19 @@ def _name_case_form(word: str, name: str) -> bool:
 def _bare(word: str) -> str:
     """A name without its possessive ending: "Jon's" is Jon."""
     return re.sub(r"['’]s?$", "", word)
+
+
+# Languages whose names keep one form in every role (a possessive "'s" or an elided "d'" aside): there a name
+# is the customer's only as written, so "Navarrete" is not "Navarro". Elsewhere (and where the language is not
+# known) a name takes case endings: "Boženě" is Božena, "Dvořákovi" Dvořák.
+UNINFLECTED_NAMES = frozenset({"en", "es", "fr", "it", "pt", "nl", "ca"})
+_ELIDED = re.compile(r"^\w{1,4}['’](?=\w)")
+
+
+def same_name(a: str, b: str, language: str | None) -> bool:
+    if language in UNINFLECTED_NAMES:
+        return _bare(_ELIDED.sub("", a)) == _bare(_ELIDED.sub("", b))
+    return _similar(a, b)
 
 
 NO_SPEAKER = Speaker()
@@ -603,14 +638,20 @@ def support_problem(
         return f"adds a time of day the customer did not say: {', '.join(added)}"
     names = {_bare(n) for n in proper_names(claim) if not speaker.is_subject(n, capitalised=True)}
     names = {n for n in names if not time_words(n, language) & resolved_times}
-    added = sorted(n for n in names if not span.covers(n, cjk=False) and not speaker.said_elsewhere(n))
+    if language in UNINFLECTED_NAMES:
+        unsaid = {n for n in names if not any(same_name(n, w, language) for w in span.surface)}
+    else:
+        unsaid = {n for n in names if not span.covers(n, cjk=False)}
+    added = sorted(n for n in unsaid if not speaker.said_elsewhere(n, language))
     if added:
         return f"adds a name the customer did not say: {', '.join(added)}"
     elsewhere = {n for n in names if not span.covers(n, cjk=False)}  # said in another message: not a word to find here
+    titles = speaker.titles_of(names, language)
     names -= elsewhere
     terms, cjk = _claim_terms(checked, language)
     elsewhere |= {n for n in speaker.names_said if not span.covers(n, cjk=False)}
     terms = [t for t in terms if not speaker.is_subject(t) and not any(_similar(t, n) for n in elsewhere)]
+    terms = [t for t in terms if span.covers(t, cjk) or not any(_similar(t, title) for title in titles)]
     terms = [t for t in terms if not time_words(t, language) & resolved_times]
     if not terms:
         return "says nothing that can be checked"

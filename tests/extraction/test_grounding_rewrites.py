@@ -339,3 +339,65 @@ def test_a_rewrite_naming_the_customer_in_a_wider_language_is_admitted(speaker, 
 def test_a_near_miss_about_the_customer_in_a_wider_language_is_refused(speaker, message, content, changed):
     verdict = check_candidate(entry(content, message), message, speaker)
     assert verdict is not None and changed in verdict, verdict
+
+
+# A name the customer gave in another message of the conversation comes with the title they gave it there
+# ("my wife Claire", "mi abuelo, don Ernesto Gil Navarro"): a model that writes "James's wife Claire" says what
+# the customer said. A title they did not give it, or a name they did not write, is still refused; in a language
+# whose names take no case endings a name is the customer's only as written ("Navarrete" is not "Navarro").
+def _with_conversation(message: str, other: str) -> Speaker:
+    return Speaker.of("James", f"{message}\n{other}", datetime.datetime(2026, 3, 2, 9, 0, tzinfo=datetime.UTC))
+
+
+CLAIRE = "Hi, my wife Claire uses this account too."
+CARD = "She wants to add her own payment card."
+NAVARRO = "Mi abuelo, don Ernesto Gil Navarro, vive conmigo."
+CHARGED = "Le han cobrado dos veces la factura de internet."
+
+TITLED_FAITHFUL = [
+    (CARD, CLAIRE, "James's wife Claire wants to add her own payment card."),
+    ("She needs a phone with big buttons.", "I'm ordering for my mum, Patricia.",
+     "James's mum Patricia needs a phone with big buttons."),
+    (CHARGED, NAVARRO, "A Ernesto Gil Navarro, el abuelo de James, le han cobrado dos veces la factura de internet."),
+    ("Chtěla by si přidat vlastní kartu.", "Moje žena Simona používá tenhle účet.",
+     "Jamesova žena Simona si chce přidat vlastní kartu."),
+    ("Она хочет привязать свою карту.", "Этим аккаунтом пользуется ещё моя жена Ирина.",
+     "Жена клиента Ирина хочет привязать свою карту."),
+]  # fmt: skip
+
+TITLED_FABRICATED = [
+    (CARD, CLAIRE, "James's daughter Claire wants to add her own payment card.", "daughter"),
+    ("He is coming to the party.", "My brother Tom is a dentist.",
+     "James's brother Tom, a doctor, is coming to the party.", "doctor"),
+    ("He is coming to the party.", "My brother Tom is a dentist.",
+     "James's brother Tim is coming to the party.", "tim"),
+    (CHARGED, NAVARRO, "A Ernesto Gil Navarrete, el abuelo de James, le han cobrado dos veces la factura de internet.",
+     "navarrete"),
+    ("Chtěla by si přidat vlastní kartu.", "Moje žena Simona používá tenhle účet.",
+     "Jamesova dcera Simona si chce přidat vlastní kartu.", "dcera"),
+    # "cat" is three words from Murphy: the title of the other pet of the sentence
+    ("It keeps eating the dog's food.", "I've got a Labrador called Murphy and a cat called Nell.",
+     "James's cat Murphy keeps eating the dog's food.", "cat"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("message, other, content", TITLED_FAITHFUL)
+def test_a_name_from_another_message_may_carry_the_title_the_customer_gave_it(message, other, content):
+    assert check_candidate(entry(content, message), message, _with_conversation(message, other)) is None
+
+
+@pytest.mark.parametrize("message, other, content, changed", TITLED_FABRICATED)
+def test_a_title_or_name_the_customer_did_not_give_is_refused(message, other, content, changed):
+    verdict = check_candidate(entry(content, message), message, _with_conversation(message, other))
+    assert verdict is not None and changed in verdict, verdict
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (#26): a person named in another message may be made the subject of what the customer said "
+    "of themselves; grounding does not read whom a clause is about",
+)
+def test_the_customers_own_statement_given_to_someone_named_elsewhere_is_refused():
+    message = "I live in Prague."
+    speaker = _with_conversation(message, "My sister Anna lives in Berlin.")
+    assert check_candidate(entry("Anna lives in Prague.", message), message, speaker) is not None
