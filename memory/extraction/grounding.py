@@ -256,7 +256,7 @@ def _bare(word: str) -> str:
     return re.sub(r"['’]s?$", "", word)
 
 
-# Languages whose names keep one form in every role (a possessive "'s" or an elided "d'" aside): there a name
+# Languages whose names keep one form in every role (a possessive or plural "s" or an elided "d'" aside): there a name
 # is the customer's only as written, so "Navarrete" is not "Navarro". Elsewhere (and where the language is not
 # known) a name takes case endings: "Boženě" is Božena, "Dvořákovi" Dvořák.
 UNINFLECTED_NAMES = frozenset({"en", "es", "fr", "it", "pt", "nl", "ca"})
@@ -265,7 +265,8 @@ _ELIDED = re.compile(r"^\w{1,4}['’](?=\w)")
 
 def same_name(a: str, b: str, language: str | None) -> bool:
     if language in UNINFLECTED_NAMES:
-        return _bare(_ELIDED.sub("", a)) == _bare(_ELIDED.sub("", b))
+        a, b = _bare(_ELIDED.sub("", a)), _bare(_ELIDED.sub("", b))
+        return a == b or a == b + "s" or b == a + "s"  # a plural or genitive "s": "Mondays", "the Smiths"
     return _similar(a, b)
 
 

@@ -97,6 +97,7 @@ def test_a_strong_models_rewrites_of_a_real_conversation_are_mostly_admitted(
 
 FAITHFUL = [
     # (customer message, entry a strong model writes; it quotes the whole message)
+    ("Our shop is closed every Monday.", "Caroline's shop is closed on Mondays."),  # a name's plural "s"
     (
         "I went to a LGBTQ support group yesterday and it was so powerful.",
         "Caroline attended an LGBTQ support group and found it powerful.",
