@@ -197,7 +197,8 @@ class _Statement:
         else:
             distance = "c.distance"
         self.params += [self.tenant_id, self.space_id]
-        vector = ", m.embedding" if "nearest" in parts else ""
+        # The stored vector for the relevance gate, in its binary form (``embeddings.sent_vector``).
+        vector = ", halfvec_send(m.embedding) AS embedding_sent" if "nearest" in parts else ""
         return f"""SELECT {SHOWN_COLUMNS}{vector}, {distance} AS distance, c.nearest_position, c.vector_rank,
        c.keyword_rank, coalesce(c.matched_tokens, 0) AS matched_tokens, c.topic_rank
 FROM (

@@ -34,7 +34,7 @@ from memory.text.analysis import detect_language, language_if_sure, languages_re
 from memory.text.cross_language import LANGUAGES as TRANSLATED_LANGUAGES
 from memory.text.cross_language import translated_tokens
 from memory.text.digests import keyword_digests, topic_digest
-from memory.text.embeddings import EmbeddingUnavailable, local_embedder
+from memory.text.embeddings import EmbeddingUnavailable, local_embedder, sent_vector
 from memory.text.vectors import embed_for_space, engine_name, out_of_space
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read_one
 from tenants.encrypted_fields import read_without_keeping
@@ -325,12 +325,14 @@ def _judge_relevance(
     if not pairs:
         return
     # Fetched with the candidates (``candidates.SHOWN_COLUMNS``): no statement of its own.
-    stored = {pk: scored[pk].item.__dict__.get("embedding") for pk in pairs}
+    stored = {pk: scored[pk].item.__dict__.get("embedding_sent") for pk in pairs}
     ids = [pk for pk in pairs if stored.get(pk) is not None]
     if not ids:
         return
-    question_vector = out_of_space(space.id, query_vectors[:1])[0]
-    row_vectors = out_of_space(space.id, np.vstack([np.asarray(stored[pk], dtype=np.float32) for pk in ids]))
+    # One inversion for the question and the rows: each call costs its four rounds of the mixer.
+    question_vector, *row_vectors = out_of_space(
+        space.id, np.vstack([query_vectors[:1], *(sent_vector(stored[pk]) for pk in ids)])
+    )
     question = relevance.QuestionReading.of(reading)
     rows = [
         relevance.features(pairs[pk], question, question_vector * vector)

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from functools import lru_cache
 
 import simplemma
-from simplemma.strategies import DefaultStrategy
+from simplemma.strategies import DefaultStrategy, LemmatizationStrategy
 from stop_words import get_stop_words
 
 from memory.text.text_keys import text_key
@@ -173,6 +173,7 @@ SPACE_LANGUAGES = SpaceLanguages(max_entries=20_000)
 class _Remembered:
     space_key: str | None
     seen: dict[str, str]
+    sure: dict[str, str | None] = dataclasses.field(default_factory=dict)  # ``language_if_sure``'s answers
 
 
 _languages_seen: contextvars.ContextVar[_Remembered | None] = contextvars.ContextVar("languages_seen", default=None)
@@ -246,10 +247,19 @@ def language_if_sure(text: str) -> str | None:
     >>> language_if_sure("Bydlím v Brně."), language_if_sure("Il mio numero d'ordine è IT-14726.")
     ('cs', None)
     """
+    remembered = _languages_seen.get()
+    if remembered is None:
+        return _language_if_sure_afresh(text)
+    if text not in remembered.sure:  # a recall asks it of its query more than once
+        remembered.sure[text] = _language_if_sure_afresh(text)
+    return remembered.sure[text]
+
+
+def _language_if_sure_afresh(text: str) -> str | None:
     text = bounded(text, 1000)
     if _KANA.search(text) or _HANGUL.search(text) or is_cjk(text) or _CYRILLIC.search(text):
         return detect_language_afresh(text)
-    scores = simplemma.langdetect(text, lang=LATIN_LANGUAGES, low_memory=LOW_MEMORY_DICTIONARIES)
+    scores = language_shares(text)
     (best, share), (_runner_up, runner_up_share) = scores[0], scores[1] if len(scores) > 1 else ("", 0.0)
     if best == "unk" or share < SURE_LANGUAGE_SHARE or share <= runner_up_share:
         return None
@@ -267,7 +277,7 @@ def detect_language_afresh(text: str) -> str:
         return "zh" if not _KANA.search(text) else "ja"
     if _CYRILLIC.search(text):
         return "ru"
-    scores = simplemma.langdetect(text, lang=LATIN_LANGUAGES, low_memory=LOW_MEMORY_DICTIONARIES)
+    scores = language_shares(text)
     best, score = scores[0]
     return best if best != "unk" and score > 0 else "en"
 
@@ -325,6 +335,64 @@ def words(text: str) -> list[str]:
 _LEMMATIZER = simplemma.Lemmatizer(
     cache_max_size=0, lemmatization_strategy=DefaultStrategy(greedy=False, low_memory=LOW_MEMORY_DICTIONARIES)
 )
+
+
+class _KnownWords(LemmatizationStrategy):
+    """Which words each language's dictionary holds, as simplemma's language detection asks it (a lemma or
+    None), remembered under keyed digests like ``LEMMAS``: the low-memory dictionaries take ~2 ms to score one
+    short question in five languages, most of a recall's time beyond its SQL, and the same everyday words
+    come back in every question. Only whether a word is known is kept, and no word."""
+
+    def __init__(self, max_entries: int):
+        self.max_entries = max_entries
+        self._known: OrderedDict[bytes, bool] = OrderedDict()
+        self._lock = threading.Lock()
+        self._strategy = DefaultStrategy(greedy=False, low_memory=LOW_MEMORY_DICTIONARIES)
+
+    def get_lemma(self, token: str, lang: str) -> str | None:
+        key = text_key(f"{lang}\x00{token}")
+        with self._lock:
+            known = self._known.get(key)
+            if known is not None:
+                self._known.move_to_end(key)
+        if known is None:
+            known = self._strategy.get_lemma(token, lang) is not None
+            with self._lock:
+                self._known[key] = known
+                while len(self._known) > self.max_entries:
+                    self._known.popitem(last=False)
+        return token if known else None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._known.clear()
+
+    def entries(self) -> list[tuple[bytes, bool]]:
+        """What is remembered, oldest first: (keyed digest of the language and word, whether it is known)."""
+        with self._lock:
+            return list(self._known.items())
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+
+KNOWN_WORDS = _KnownWords(max_entries=65536)
+_DETECTORS = tuple(
+    simplemma.LanguageDetector(LATIN_LANGUAGES, sampler, KNOWN_WORDS)
+    for sampler in (simplemma.MostCommonTokenSampler(), simplemma.RelaxedMostCommonTokenSampler())
+)
+
+
+def language_shares(text: str) -> list[tuple[str, float]]:
+    """``simplemma.langdetect(text, LATIN_LANGUAGES)``: each language's share of the text's words, best first
+    ("unk" last), through ``KNOWN_WORDS``; the second token sampler only breaks a tie of the first."""
+    shares: list[tuple[str, float]] = []
+    for detector in _DETECTORS:
+        found = detector.proportion_in_each_language(text)
+        shares = sorted(found.items(), key=lambda item: (item[0] == "unk", -item[1]))
+        if len(shares) == 1 or shares[0][1] != shares[1][1]:
+            return shares
+    return shares
 
 
 class _Lemmas:

@@ -181,6 +181,15 @@ def stored_vector(value) -> np.ndarray:
     return np.asarray(value.to_list() if hasattr(value, "to_list") else value, dtype=np.float32)
 
 
+def sent_vector(data: bytes | memoryview) -> np.ndarray:
+    """A vector as ``halfvec_send`` gives it: two 16-bit words (dimensions, unused), then each value as a
+    big-endian half float. Read from those bytes it costs microseconds; the column's text form ("[0.01,…]")
+    costs ~0.1 ms a vector to parse, most of a recall's time beyond its SQL when it weighs 40 rows."""
+    raw = bytes(data)
+    dimensions = int.from_bytes(raw[:2], "big")
+    return np.frombuffer(raw, dtype=">f2", count=dimensions, offset=4).astype(np.float32)
+
+
 def cosine_distances(vectors: np.ndarray, vector: np.ndarray) -> np.ndarray:
     return 1.0 - vectors @ vector
 

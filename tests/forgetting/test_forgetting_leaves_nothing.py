@@ -514,6 +514,7 @@ def process_caches() -> dict[str, str]:
         elif issubclass(kind, CachingEmbedder):
             texts.setdefault("process cache: embeddings", []).extend(_strings(obj.cached_keys()))
     texts["process cache: lemmas"] = list(_strings(analysis.LEMMAS.entries()))
+    texts["process cache: known words"] = list(_strings(analysis.KNOWN_WORDS.entries()))
     texts["process cache: languages"] = list(_strings(analysis.SPACE_LANGUAGES.entries()))
     texts["process cache: regular expressions"] = list(_strings([list(getattr(re, "_cache", {}))]))
     return {name: lowered(strings) for name, strings in texts.items()}

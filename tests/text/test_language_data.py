@@ -71,3 +71,16 @@ def test_low_memory_dictionaries_give_the_same_lemmas_and_languages_on_the_eval_
             != simplemma.lemmatize(w, lang=language, low_memory=False)
         ]
         assert different == [], (language, different[:10])
+
+
+def test_remembered_dictionary_lookups_detect_the_same_languages_as_simplemma_on_the_eval_set():
+    """``language_shares`` remembers which words each dictionary holds; asked cold and then from memory, it
+    must score every text exactly as simplemma's own detection does."""
+    texts = eval_texts()
+    analysis.KNOWN_WORDS.clear()
+    expected = [simplemma.langdetect(text, lang=analysis.LATIN_LANGUAGES, low_memory=True) for text in texts]
+    for _ in range(2):
+        different = [t for t, shares in zip(texts, expected, strict=True) if analysis.language_shares(t) != shares]
+        assert different == []
+    assert len(analysis.KNOWN_WORDS) > 1000
+    assert all(isinstance(key, bytes) for key, _ in analysis.KNOWN_WORDS.entries())  # digests, never the words
