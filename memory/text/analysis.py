@@ -174,6 +174,8 @@ class _Remembered:
     space_key: str | None
     seen: dict[str, str]
     sure: dict[str, str | None] = dataclasses.field(default_factory=dict)  # ``language_if_sure``'s answers
+    # What other modules read of a text once per block (``read_in_block``), by (their name, the text).
+    read: dict[tuple[str, str], object] = dataclasses.field(default_factory=dict)
 
 
 _languages_seen: contextvars.ContextVar[_Remembered | None] = contextvars.ContextVar("languages_seen", default=None)
@@ -207,6 +209,14 @@ def remembered_space_key() -> str | None:
     """The space whose turn or recall is running (``languages_remembered``), as a cache scope; None outside one."""
     remembered = _languages_seen.get()
     return remembered.space_key if remembered is not None else None
+
+
+def read_in_block(purpose: str) -> dict[tuple[str, str], object] | None:
+    """Inside a ``languages_remembered`` block (one turn or recall), a memo where ``purpose`` keeps what it read
+    of a text, keyed ``(purpose, text)``, for the block only: a one-sentence message is read as the message,
+    its sentence and its entry. None outside a block."""
+    remembered = _languages_seen.get()
+    return remembered.read if remembered is not None else None
 
 
 def languages_remembered_in_space(function):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.text.analysis import remembered_space_key
+from memory.text.analysis import read_in_block, remembered_space_key
 from memory.understanding.features import feature_matrix
 
 WEIGHTS = Path(__file__).with_name("weights.npz")
@@ -132,7 +132,15 @@ def read(texts: list[str], *, cache_scope: str | None = None) -> list[Reading]:
     sentence as an entry to ground — is embedded once, and nothing is shared across spaces."""
     if not texts:
         return []
-    return readings_of(feature_matrix(list(texts), cache_scope=cache_scope or remembered_space_key()))
+    scope = cache_scope or remembered_space_key()
+    memo = read_in_block("reading") if scope == remembered_space_key() else None
+    if memo is None:
+        return readings_of(feature_matrix(list(texts), cache_scope=scope))
+    unread = list(dict.fromkeys(t for t in texts if ("reading", t) not in memo))
+    if unread:
+        for text, reading in zip(unread, readings_of(feature_matrix(unread, cache_scope=scope)), strict=True):
+            memo[("reading", text)] = reading
+    return [memo[("reading", t)] for t in texts]
 
 
 def read_one(text: str, *, cache_scope: str | None = None) -> Reading:
