@@ -39,7 +39,8 @@ from memory.telemetry import traced
 from memory.text.analysis import languages_remembered, search_tokens, split_sentences
 from memory.text.digests import keyword_digests
 from memory.text.embeddings import EmbeddingUnavailable, stored_vector
-from memory.text.vectors import engine_name, vectors_by_text
+from memory.text.vectors import engine_name, vectors_by_text, vocabulary_vectors
+from memory.understanding.readings import SUBJECT_ATTRIBUTES
 from tenants import scope
 from tenants.models import Space
 from tenants.space_settings import effective_settings
@@ -86,6 +87,8 @@ def analyse(
         analyses.append(MessageAnalysis(message, candidates, split_sentences(text) or [text]))
     space_id = messages[0].space_id if messages else None
     entries = [c.content for a in analyses for c in a.candidates]
+    if entries:
+        known = {**vocabulary_vectors(space_id, entries, SUBJECT_ATTRIBUTES), **(known or {})}
     vector_of = {**(known or {}), **vectors_by_text(space_id, entries, known)} if entries else {}
     conversation = "\n".join(m.content or "" for m in messages)
     grounded_per_message, rejected = [], []

@@ -14,9 +14,9 @@ import pytest
 from django.utils import timezone
 
 from memory.forgetting.retention import expire_space
-from memory.models import EMBEDDING_DIMENSIONS, Message, Turn
+from memory.models import EMBEDDING_DIMENSIONS, Memory, Message, Turn
 from memory.text import vectors
-from memory.text.embeddings import CachingEmbedder, EmbeddingUnavailable, finite_unit_vectors
+from memory.text.embeddings import CachingEmbedder, EmbeddingUnavailable, finite_unit_vectors, stored_vector
 from memory.turns import pipeline
 from memory.turns.sequence import take_turn
 from tenants import scope
@@ -44,6 +44,25 @@ def test_the_worker_embeds_nothing_for_a_one_sentence_message_the_request_embedd
     assert [texts for texts, _ in embedder.calls] == [["vehicle"]]
     assert list(current_facts(space_a)) == [SENTENCE]
     assert pending_vector(space_a, turn) is None  # used: vectors of the transcript are not kept
+
+
+def test_a_topics_attribute_name_is_embedded_once_for_every_space_and_stored_in_each_spaces_transform(
+    space_a, space_a2, space_b, embedder
+):
+    for space in (space_a, space_a2, space_b):
+        assert work(space, queued(space, SENTENCE)) == "done"
+
+    # "vehicle" is our own word, no customer's: one embedding, without a space's cache scope.
+    assert [(texts, options) for texts, options in embedder.calls if "vehicle" in texts] == [(["vehicle"], False)]
+    stored = {}
+    for space in (space_a, space_a2, space_b):
+        with scope.tenant_scope(space.tenant_id, space):
+            row = Memory.objects.get(kind="topic", superseded_by=None)
+            stored[space.id] = stored_vector(row.embedding)
+            assert row.content == "vehicle"
+        # What the space would have stored had it embedded the word itself, within a half float's precision.
+        assert np.allclose(stored[space.id], fresh(space, "vehicle"), atol=2e-3)
+    assert not np.allclose(stored[space_a.id], stored[space_a2.id], atol=0.05)  # each space's own transform
 
 
 def test_the_entry_written_from_the_stored_vector_is_what_a_fresh_embedding_writes(space_a, space_a2):
@@ -77,7 +96,8 @@ def test_a_message_stored_without_a_vector_is_embedded_by_the_worker(space_a, em
 
     assert work(space_a, turn) == "done"
 
-    assert [texts for texts, _ in embedder.calls] == [[SENTENCE, "vehicle"]]
+    # The topic's attribute name first, on its own and once per process (no space's content); then the message.
+    assert [texts for texts, _ in embedder.calls] == [["vehicle"], [SENTENCE]]
     assert list(current_facts(space_a)) == [SENTENCE]
 
 
@@ -123,8 +143,9 @@ def test_a_vector_serves_only_its_own_rows_exact_text(space_a, embedder):
 
     assert work(space_a, turn) == "done"
 
-    [texts] = [texts for texts, _ in embedder.calls]
-    assert "Our renewal is in May." in texts and SENTENCE not in texts
+    # The topics' attribute names ("vehicle", "plan") are embedded on their own, once per process.
+    [texts] = [texts for texts, _ in embedder.calls if "Our renewal is in May." in texts]
+    assert SENTENCE not in [t for texts, _ in embedder.calls for t in texts]
     facts = current_facts(space_a)
     assert set(facts) == {SENTENCE, "Our renewal is in May."}
     assert np.allclose(facts["Our renewal is in May."], fresh(space_a, "Our renewal is in May."), atol=2e-3)
@@ -138,7 +159,8 @@ def test_a_stored_vector_that_is_not_a_unit_vector_is_not_trusted(space_a, embed
 
     assert work(space_a, turn) == "done"
 
-    assert [texts for texts, _ in embedder.calls] == [[SENTENCE, "vehicle"]]
+    # The topic's attribute name first, on its own and once per process (no space's content); then the message.
+    assert [texts for texts, _ in embedder.calls] == [["vehicle"], [SENTENCE]]
     assert np.allclose(current_facts(space_a)[SENTENCE], fresh(space_a, SENTENCE), atol=2e-3)
 
 
