@@ -181,5 +181,5 @@ def embedder(monkeypatch):
     counting = CountingEmbedder(vectors.get_embedder())
     monkeypatch.setattr(vectors, "get_embedder", lambda: counting)
     # The attribute names topics take are embedded once per process: each test counts from a process that has not.
-    monkeypatch.setattr(vectors, "_VOCABULARY_VECTORS", {})
+    monkeypatch.setattr(vectors, "VOCABULARY_VECTORS", {})
     return counting

@@ -211,7 +211,7 @@ def vectors_by_text(space_id, texts: list[str], known: Mapping[str, np.ndarray] 
 
 
 # Model vectors of the public vocabulary's words, by (engine, word): see ``vocabulary_vectors``.
-_VOCABULARY_VECTORS: dict[tuple[str, str], np.ndarray] = {}
+VOCABULARY_VECTORS: dict[tuple[str, str], np.ndarray] = {}
 _VOCABULARY_LOCK = threading.Lock()
 
 
@@ -224,12 +224,12 @@ def vocabulary_vectors(space_id, texts: list[str], vocabulary: frozenset[str]) -
     if not wanted:
         return {}
     engine = get_embedder()
-    missing = [t for t in wanted if (engine.name, t) not in _VOCABULARY_VECTORS]
+    missing = [t for t in wanted if (engine.name, t) not in VOCABULARY_VECTORS]
     if missing:
         fresh = engine.embed(missing)
         with _VOCABULARY_LOCK:
-            _VOCABULARY_VECTORS.update({(engine.name, t): v for t, v in zip(missing, fresh, strict=True)})
-    model = np.stack([_VOCABULARY_VECTORS[(engine.name, t)] for t in wanted])
+            VOCABULARY_VECTORS.update({(engine.name, t): v for t, v in zip(missing, fresh, strict=True)})
+    model = np.stack([VOCABULARY_VECTORS[(engine.name, t)] for t in wanted])
     return dict(zip(wanted, into_space(space_id, model), strict=True))
 
 
