@@ -460,10 +460,17 @@ def lemma(word: str, language: str) -> str:
         return word[:MODEL_WORD_CHARS]  # no language has such words; the lemmatiser would crawl
     if language not in LEMMATISED_LANGUAGES:
         return word
+    remembered = _languages_seen.get()
+    key = (f"lemma:{language}", word)
+    if remembered is not None and key in remembered.read:
+        return remembered.read[key]  # a turn asks for the same few words hundreds of times
     try:
-        return LEMMAS.lemma(word, language, _looked_up)
+        found = LEMMAS.lemma(word, language, _looked_up)
     except ValueError:
-        return word
+        found = word
+    if remembered is not None:
+        remembered.read[key] = found
+    return found
 
 
 def cjk_bigrams(text: str) -> list[str]:

@@ -1,10 +1,12 @@
-"""A turn reads a one-sentence message three times (as the message, its sentence, its entry): the learned reading
-of a text is computed once per turn or recall, and nothing of it outlives the block."""
+"""A turn reads a one-sentence message three times (as the message, its sentence, its entry) and asks for the
+same words' lemmas hundreds of times: the learned reading of a text and a word's lemma are worked out once per
+turn or recall, and nothing of them outlives the block."""
 
 from __future__ import annotations
 
 import uuid
 
+from memory.text import analysis
 from memory.text.analysis import languages_remembered, read_in_block
 from memory.understanding import readings
 
@@ -49,3 +51,19 @@ def test_a_reading_asked_for_another_space_is_not_taken_from_this_turns_memo(mon
         readings.read(["We run four vans."])
         readings.read(["We run four vans."], cache_scope=str(uuid.uuid4()))
     assert len(asked) == 2
+
+
+def test_within_one_turn_a_words_lemma_is_looked_up_once(monkeypatch):
+    looked_up: list[tuple[str, str]] = []
+    remembered = analysis.LEMMAS.lemma
+
+    def counted(word, language, lookup):
+        looked_up.append((word, language))
+        return remembered(word, language, lookup)
+
+    monkeypatch.setattr(analysis.LEMMAS, "lemma", counted)
+    with languages_remembered(uuid.uuid4()):
+        first = [analysis.lemma("vans", "en") for _ in range(5)] + [analysis.lemma("vans", "fr")]
+    after = analysis.lemma("vans", "en")
+    assert first[:5] == ["van"] * 5 and after == "van"
+    assert looked_up == [("vans", "en"), ("vans", "fr"), ("vans", "en")]
