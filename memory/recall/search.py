@@ -390,11 +390,15 @@ def recall(
     limit = limit or settings["recall_limit"]
     threshold = settings["recall_distance"]
     weights = settings["strategy_weights"]
-    searched, reading = _as_asked_of_the_customer(space, query) if query_vector is None else (query, None)
+    # The learned reading embeds the query first (recall's own embedding below then finds it cached), so its
+    # time is the query's embedding in the Server-Timing header, with the reading's ~0.5 ms of arithmetic.
+    with timings.measure("embed"):
+        searched, reading = _as_asked_of_the_customer(space, query) if query_vector is None else (query, None)
     analysis = analyse_query(searched)
     keys_before = set(analysis.topic_keys)
     worded = bool(analysis.keywords or analysis.phrases)
-    reading = reading or _read_query(space, searched)
+    with timings.measure("embed"):
+        reading = reading or _read_query(space, searched)
     routed = _route_to_attribute(query, reading, analysis, worded=worded)
     routed_only = routed if routed not in keys_before else ""
     if not analysis.keywords and not analysis.phrases and not routed and not _asks_about_someone(reading):

@@ -10,6 +10,7 @@ reaches another tenant or another space:
 
 import re
 import threading
+import time
 
 import pytest
 from django.db import DatabaseError, connection, transaction
@@ -18,6 +19,7 @@ from django.urls import reverse
 
 from memory.models import Memory
 from memory.recall.search import recall
+from memory.text.embeddings import local_embedder
 from tenants import scope
 from tenants.api_keys import hash_key, known_keys, resolve_api_key, revoke_api_key
 from tenants.encrypted_fields import Sealed
@@ -116,6 +118,24 @@ def test_recall_reports_where_its_time_went_in_server_timing(client_a, space_a):
     assert 0 < float(phases["db"]) <= float(phases["total"])
     assert float(phases["embed"]) + float(phases["db"]) <= float(phases["total"]) + 0.2  # rounding
     assert "vans" not in response["Server-Timing"]
+
+
+def test_server_timings_embed_phase_holds_the_querys_first_embedding(client_a, space_a, monkeypatch):
+    """The learned reading embeds a new question before recall's own (cached) embedding does: that first
+    embedding is the ``embed`` phase, so ``total - embed`` is the server's own time, not the model's."""
+    tell(client_a, space_a, "We run a fleet of four vans.")
+    engine = local_embedder().inner
+    computed = engine.embed
+
+    def slow(texts, **options):
+        time.sleep(0.05)
+        return computed(texts, **options)
+
+    monkeypatch.setattr(engine, "embed", slow)
+    response = post_recall(client_a, space_a, "Which vehicles does the company operate these days?")
+    phases = {name: float(ms) for name, ms in re.findall(r"(\w+);dur=([0-9.]+)", response["Server-Timing"])}
+    assert phases["embed"] >= 50.0
+    assert phases["total"] - phases["embed"] < 50.0
 
 
 def test_only_the_rows_shown_are_decrypted(client_a, space_a):
