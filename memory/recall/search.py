@@ -324,7 +324,7 @@ def _judge_relevance(
     pairs = _pairs_of(scored, nearest, analysis, named_topics)
     if not pairs:
         return
-    # Fetched with the candidates (``candidates.SHOWN_COLUMNS``): no statement of its own.
+    # Fetched with the candidates, in binary (``candidates._Statement.select``): no statement of its own.
     stored = {pk: scored[pk].item.__dict__.get("embedding_sent") for pk in pairs}
     ids = [pk for pk in pairs if stored.get(pk) is not None]
     if not ids:

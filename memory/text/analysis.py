@@ -123,6 +123,42 @@ def is_cjk(text: str) -> bool:
     return cjk > 0 and cjk >= len(re.findall(r"[A-Za-z\u00c0-\u024f\u0400-\u04ff]", text)) / 3
 
 
+class BoundedMemo:
+    """A bounded map for the process-wide memories below, least recently used out, safe across threads. Its
+    users keep keyed digests as keys (memory/text/text_keys.py), never a text."""
+
+    def __init__(self, max_entries: int):
+        self.max_entries = max_entries
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+            return value
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def items(self) -> list[tuple]:
+        """Oldest first."""
+        with self._lock:
+            return list(self._entries.items())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 class SpaceLanguages:
     """The languages of texts one space's turns and recalls have read, kept across them (bounded).
 
@@ -133,34 +169,25 @@ class SpaceLanguages:
     response time would tell. Keys are keyed digests, not the texts (memory/text/text_keys.py)."""
 
     def __init__(self, max_entries: int):
-        self.max_entries = max_entries
-        self._languages: OrderedDict[tuple[str, bytes], str] = OrderedDict()
-        self._lock = threading.Lock()
+        self._languages = BoundedMemo(max_entries)
+
+    @property
+    def max_entries(self) -> int:
+        return self._languages.max_entries
 
     def key_for(self, space_key: str, text: str) -> tuple[str, bytes]:
         """What ``text`` is remembered under in a space: the space and a keyed digest of the text."""
         return space_key, text_key(text)
 
     def get(self, space_key: str, text: str) -> str | None:
-        entry = self.key_for(space_key, text)
-        with self._lock:
-            language = self._languages.get(entry)
-            if language is not None:
-                self._languages.move_to_end(entry)
-            return language
+        return self._languages.get(self.key_for(space_key, text))
 
     def put(self, space_key: str, text: str, language: str) -> None:
-        entry = self.key_for(space_key, text)
-        with self._lock:
-            self._languages[entry] = language
-            self._languages.move_to_end(entry)
-            while len(self._languages) > self.max_entries:
-                self._languages.popitem(last=False)
+        self._languages.put(self.key_for(space_key, text), language)
 
     def entries(self) -> list[tuple[str, bytes, str]]:
         """What is remembered, oldest first: (space key, keyed digest of the text, language) — never a text."""
-        with self._lock:
-            return [(space_key, digest, language) for (space_key, digest), language in self._languages.items()]
+        return [(space_key, digest, language) for (space_key, digest), language in self._languages.items()]
 
     def __len__(self) -> int:
         return len(self._languages)
@@ -173,8 +200,7 @@ SPACE_LANGUAGES = SpaceLanguages(max_entries=20_000)
 class _Remembered:
     space_key: str | None
     seen: dict[str, str]
-    sure: dict[str, str | None] = dataclasses.field(default_factory=dict)  # ``language_if_sure``'s answers
-    # What other modules read of a text once per block (``read_in_block``), by (their name, the text).
+    # What is worked out of a text once per block (``read_in_block``), by (what for, the text).
     read: dict[tuple[str, str], object] = dataclasses.field(default_factory=dict)
 
 
@@ -219,6 +245,17 @@ def read_in_block(purpose: str) -> dict[tuple[str, str], object] | None:
     return remembered.read if remembered is not None else None
 
 
+def once_in_block(purpose: str, text: str, work_out):
+    """``work_out()``, once per ``(purpose, text)`` inside a ``languages_remembered`` block; every time outside."""
+    memo = read_in_block(purpose)
+    if memo is None:
+        return work_out()
+    key = (purpose, text)
+    if key not in memo:
+        memo[key] = work_out()
+    return memo[key]
+
+
 def languages_remembered_in_space(function):
     """``languages_remembered`` for a function called with a ``space`` keyword (a turn, a recall)."""
 
@@ -257,12 +294,8 @@ def language_if_sure(text: str) -> str | None:
     >>> language_if_sure("Bydlím v Brně."), language_if_sure("Il mio numero d'ordine è IT-14726.")
     ('cs', None)
     """
-    remembered = _languages_seen.get()
-    if remembered is None:
-        return _language_if_sure_afresh(text)
-    if text not in remembered.sure:  # a recall asks it of its query more than once
-        remembered.sure[text] = _language_if_sure_afresh(text)
-    return remembered.sure[text]
+    # A recall asks it of its query more than once.
+    return once_in_block("language_if_sure", text, lambda: _language_if_sure_afresh(text))
 
 
 def _language_if_sure_afresh(text: str) -> str | None:
@@ -354,33 +387,23 @@ class _KnownWords(LemmatizationStrategy):
     come back in every question. Only whether a word is known is kept, and no word."""
 
     def __init__(self, max_entries: int):
-        self.max_entries = max_entries
-        self._known: OrderedDict[bytes, bool] = OrderedDict()
-        self._lock = threading.Lock()
+        self._known = BoundedMemo(max_entries)
         self._strategy = DefaultStrategy(greedy=False, low_memory=LOW_MEMORY_DICTIONARIES)
 
     def get_lemma(self, token: str, lang: str) -> str | None:
         key = text_key(f"{lang}\x00{token}")
-        with self._lock:
-            known = self._known.get(key)
-            if known is not None:
-                self._known.move_to_end(key)
+        known = self._known.get(key)
         if known is None:
             known = self._strategy.get_lemma(token, lang) is not None
-            with self._lock:
-                self._known[key] = known
-                while len(self._known) > self.max_entries:
-                    self._known.popitem(last=False)
+            self._known.put(key, known)
         return token if known else None
 
     def clear(self) -> None:
-        with self._lock:
-            self._known.clear()
+        self._known.clear()
 
     def entries(self) -> list[tuple[bytes, bool]]:
         """What is remembered, oldest first: (keyed digest of the language and word, whether it is known)."""
-        with self._lock:
-            return list(self._known.items())
+        return self._known.items()
 
     def __len__(self) -> int:
         return len(self._known)
@@ -412,37 +435,27 @@ class _Lemmas:
     word the customer asked to forget is not left readable in the process that read it."""
 
     def __init__(self, max_entries: int):
-        self.max_entries = max_entries
-        self._edits: OrderedDict[bytes, tuple[int, str]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._edits = BoundedMemo(max_entries)
 
     def lemma(self, word: str, language: str, lookup) -> str:
         key = text_key(f"{language}\x00{word}")
-        with self._lock:
-            edit = self._edits.get(key)
-            if edit is not None:
-                self._edits.move_to_end(key)
+        edit = self._edits.get(key)
         base = word.lower()  # the lemma is lower-case: an edit from "Zorblat" would spell it out again
         if edit is None:
             found = lookup(word, language)
             shared = len(os.path.commonprefix([base, found]))
             edit = (len(base) - shared, found[shared:])
-            with self._lock:
-                self._edits[key] = edit
-                while len(self._edits) > self.max_entries:
-                    self._edits.popitem(last=False)
+            self._edits.put(key, edit)
         cut, ending = edit
         return base[: len(base) - cut] + ending
 
     def clear(self) -> None:
-        with self._lock:
-            self._edits.clear()
+        self._edits.clear()
 
     def entries(self) -> list[tuple[bytes, int, str]]:
         """What is remembered, oldest first: (keyed digest of the language and word, characters cut from the
         word's end, the ending added) — never a word."""
-        with self._lock:
-            return [(key, cut, ending) for key, (cut, ending) in self._edits.items()]
+        return [(key, cut, ending) for key, (cut, ending) in self._edits.items()]
 
     def __len__(self) -> int:
         return len(self._edits)
@@ -460,17 +473,15 @@ def lemma(word: str, language: str) -> str:
         return word[:MODEL_WORD_CHARS]  # no language has such words; the lemmatiser would crawl
     if language not in LEMMATISED_LANGUAGES:
         return word
-    remembered = _languages_seen.get()
-    key = (f"lemma:{language}", word)
-    if remembered is not None and key in remembered.read:
-        return remembered.read[key]  # a turn asks for the same few words hundreds of times
+    # A turn asks for the same few words hundreds of times.
+    return once_in_block(f"lemma:{language}", word, lambda: _remembered_lemma(word, language))
+
+
+def _remembered_lemma(word: str, language: str) -> str:
     try:
-        found = LEMMAS.lemma(word, language, _looked_up)
+        return LEMMAS.lemma(word, language, _looked_up)
     except ValueError:
-        found = word
-    if remembered is not None:
-        remembered.read[key] = found
-    return found
+        return word
 
 
 def cjk_bigrams(text: str) -> list[str]:
