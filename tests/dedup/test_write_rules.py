@@ -138,6 +138,49 @@ def test_statements_that_only_share_a_topic_word_both_stay_current(client_a, spa
     assert history(space_a) == []
 
 
+# A customer's profile: two attributes whose words overlap ("home", "called", "phone", a car and vans). Each
+# pair once superseded the first statement, so the customer's residence, name or number left recall.
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("I live in Leeds.", "My home airport is Manchester."),
+        ("I live in Brno.", "At home we speak Czech."),
+        ("We moved to Lisbon last year and live there now.", "I speak Polish at home."),
+        ("Our delivery fleet is 5 vans.", "My car is a Volvo XC60."),
+        ("My name is Emma Clarke.", "Our dog is called Biscuit."),
+        ("Меня зовут Алина Сафина.", "Нашего кота зовут Барсик."),
+        ("Nazywam się Magdalena Kowalczyk.", "Mamy psa, nazywa się Burek."),
+        ("My phone number is 07700 900431.", "My phone is an iPhone 13."),
+        ("Meine Handynummer ist 0171 4839207.", "Mein Handy ist ein Samsung Galaxy S23."),
+    ],
+)
+def test_two_attributes_that_share_a_word_both_stay_current(client_a, space_a, first, second):
+    say(client_a, space_a, first, "s1")
+    body = say(client_a, space_a, second, "s2")
+    assert body["superseded"] == []
+    assert history(space_a) == []
+
+
+@pytest.mark.parametrize(
+    "first, update, old",
+    [
+        ("My name is Emma Clarke.", "My name is Emma Price now.", "My name is Emma Clarke."),
+        ("My home airport is Prague.", "My home airport is Vienna.", "My home airport is Prague."),
+        (
+            "My phone number is 07700 900431.",
+            "My new phone number is 07700 900782.",
+            "My phone number is 07700 900431.",
+        ),
+        ("We run a fleet of 5 vans.", "We now run a fleet of 8 vans.", "We run a fleet of 5 vans."),
+    ],
+)
+def test_the_same_attribute_named_by_those_words_is_still_updated(client_a, space_a, first, update, old):
+    say(client_a, space_a, first, "s1")
+    body = say(client_a, space_a, update, "s2")
+    assert len(body["superseded"]) == 1
+    assert history(space_a) == [old]
+
+
 def test_restatements_merge_into_one_row_and_keep_every_wording_in_history(client_a, space_a):
     for index, text in enumerate(
         [
