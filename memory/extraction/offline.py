@@ -271,6 +271,11 @@ KEPT_INTENTS = ("statement", "instruction")
 MIN_KEEP_CONFIDENCE = 0.5
 # How sure the reading must be of each part's attribute for a sentence to be stored as separate statements.
 SPLIT_ATTRIBUTE_CONFIDENCE = 0.6
+# How likely a later part must be to say by itself whom it is about (``stands_alone_probabilities``) for the
+# sentence to split there: "We've got a cat too, called Pepper." is one statement ("called Pepper." reads
+# 0.48, "se llama Toby." 0.02), which split gave a row "called Pepper." that read as the customer's name and
+# superseded it; "My name is Dmitri, I live in Kazan." splits (0.96, 1.00).
+SPLIT_PART_STANDS_ALONE = 0.5
 AFFIRMED_CONFIDENCE = 0.8  # how sure the polarity head must be that nothing is denied
 # A topic is the learned attribute when it names a subject; otherwise it comes from the statement's own nouns.
 LABELLED_TOPICS = SUBJECT_ATTRIBUTES
@@ -375,6 +380,7 @@ def _statements(sentence: _Sentence, read_of: dict[tuple[int, int], Reading]) ->
     best, best_score = None, None
     count = len(sentence.bounds)
     candidates = _segmentations(count) if count <= MAX_PARTS_FOR_RUNS else [[(i, i) for i in range(count)]]
+    standing: dict[tuple[int, int], float] = {}
     for runs in candidates:
         found = [read_of.get(r) for r in runs]
         if any(r is None or r.intent not in KEPT_INTENTS for r in found):
@@ -390,10 +396,21 @@ def _statements(sentence: _Sentence, read_of: dict[tuple[int, int], Reading]) ->
             continue
         if not all(_long_enough(sentence.run_text(r), sentence.language) for r in runs):
             continue
+        if not _later_parts_stand_alone(sentence, runs, standing):
+            continue
         score = (len(runs), min(r.intent_confidence for r in found))
         if best_score is None or score > best_score:
             best, best_score = runs, score
     return best
+
+
+def _later_parts_stand_alone(sentence: _Sentence, runs: list[tuple[int, int]], standing: dict) -> bool:
+    """Whether each part after the first says by itself whom it is about (read once a run, kept in ``standing``)."""
+    unread = [run for run in runs[1:] if run not in standing]
+    if unread:
+        texts = [reading_form(sentence.run_text(run)) for run in unread]
+        standing.update(zip(unread, stands_alone_probabilities(texts), strict=True))
+    return all(standing[run] >= SPLIT_PART_STANDS_ALONE for run in runs[1:])
 
 
 def _affirmed_parts(sentence: _Sentence, read_of: dict[tuple[int, int], Reading]) -> list[tuple[int, int]]:

@@ -132,6 +132,15 @@ def test_parts_about_the_same_attribute_stay_one_statement():
     assert [c.content for c in statements(text)] == [text]
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["We've got a cat too, called Pepper.", "Tenemos un perro, se llama Toby.", "Mamy też kota, nazywa się Filemon."],
+)
+def test_a_part_that_does_not_say_whom_it_is_about_stays_with_its_sentence(text):
+    # Split, "called Pepper." was stored alone, read as the customer's name, and superseded it.
+    assert [c.content for c in statements(text)] == [text]
+
+
 def test_a_message_is_read_in_one_batch(monkeypatch):
     calls = []
     real = offline.read
