@@ -330,6 +330,8 @@ def is_update(old_text: str, new_text: str) -> bool:
         old_text
     ) != gives_a_phone_number(new_text):
         return False  # a phone number and the phone itself ("My phone's an iPhone 13."): two attributes
+    if _two_orders(old_text, new_text):
+        return False
     language, old_language = detect_language(new_text), detect_language(old_text)
     old_terms, new_terms = _attribute_terms(old_text, old_language), _attribute_terms(new_text, language)
     if old_attributes or new_attributes:
@@ -413,6 +415,25 @@ _DIGIT_RUN = re.compile(r"\+?\d[\d \-/.()]*\d")
 
 def gives_a_phone_number(text: str) -> bool:
     return any(sum(c.isdigit() for c in run) >= PHONE_DIGITS for run in _DIGIT_RUN.findall(text))
+
+
+# An order number, a ticket number: an identifier of four digits or more.
+_IDENTIFIER = re.compile(r"\d{4,}")
+
+
+def _two_orders(old_text: str, new_text: str) -> bool:
+    """Two statements about orders that name different order numbers and each say something else of its own are
+    about two orders: a customer has many, and "Bestelling 70288 is een regenjas." is no new value of "Bestelling
+    70144 was een fietstas.". "My order number is 5522." after "My order number is 4411." says nothing else: the
+    number is what changed."""
+    old_ids, new_ids = set(_IDENTIFIER.findall(old_text)), set(_IDENTIFIER.findall(new_text))
+    if not old_ids or not new_ids or old_ids & new_ids:
+        return False
+    old_terms = key_terms(old_text, detect_language(old_text)) - old_ids
+    new_terms = key_terms(new_text, detect_language(new_text)) - new_ids
+    if not (old_terms - new_terms and new_terms - old_terms):
+        return False
+    return all(reading.attribute == "order" for reading in read([old_text, new_text]))
 
 
 def _words_of(attributes: set[str], language: str) -> set[str]:

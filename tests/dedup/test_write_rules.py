@@ -138,8 +138,8 @@ def test_statements_that_only_share_a_topic_word_both_stay_current(client_a, spa
     assert history(space_a) == []
 
 
-# A customer's profile: two attributes whose words overlap ("home", "called", "phone", a car and vans). Each
-# pair once superseded the first statement, so the customer's residence, name or number left recall.
+# A customer's profile: two attributes whose words overlap ("home", "called", "phone", a car and vans), or two
+# orders. Each pair once superseded the first statement, so the customer's residence, name or number left recall.
 @pytest.mark.parametrize(
     "first, second",
     [
@@ -148,10 +148,13 @@ def test_statements_that_only_share_a_topic_word_both_stay_current(client_a, spa
         ("We moved to Lisbon last year and live there now.", "I speak Polish at home."),
         ("Our delivery fleet is 5 vans.", "My car is a Volvo XC60."),
         ("My name is Emma Clarke.", "Our dog is called Biscuit."),
+        ("My name is Emma Clarke.", "We've got a cat too, called Pepper."),
         ("Меня зовут Алина Сафина.", "Нашего кота зовут Барсик."),
         ("Nazywam się Magdalena Kowalczyk.", "Mamy psa, nazywa się Burek."),
         ("My phone number is 07700 900431.", "My phone is an iPhone 13."),
         ("Meine Handynummer ist 0171 4839207.", "Mein Handy ist ein Samsung Galaxy S23."),
+        ("Bestelling 70144 was een fietstas.", "Bestelling 70288 is een regenjas."),
+        ("注文番号51240はホットプレートです。", "注文番号51388の中身は加湿器です。"),
     ],
 )
 def test_two_attributes_that_share_a_word_both_stay_current(client_a, space_a, first, second):
