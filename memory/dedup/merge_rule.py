@@ -277,20 +277,32 @@ def attributes_of(text: str, language: str | None = None) -> set[str]:
     >>> sorted(attributes_of("Correction: I moved to York last month.", "en"))
     ['residence']
     """
+    return set(attribute_naming_words(text, language))
+
+
+def attribute_naming_words(text: str, language: str | None = None) -> dict[str, set[str]]:
+    """Each known attribute a statement is about, with the words of the statement that name it.
+
+    >>> attribute_naming_words("My home airport is Manchester.", "en")
+    {'residence': {'home'}}
+    """
     language = language or detect_language(text)
     index = _concept_index("attributes")
+    found: dict[str, set[str]] = {}
     if language in ("ja", "zh", "ko"):
-        return {name for word, name in index.items() if not word.isascii() and len(word) >= 2 and word in text}
-    found = set()
+        for word, name in index.items():
+            if not word.isascii() and len(word) >= 2 and word in text:
+                found.setdefault(name, set()).add(word)
+        return found
     for word in words(text):
         base = lemma(word, language)
         if word in index or base in index:
-            found.add(index.get(word) or index[base])
+            found.setdefault(index.get(word) or index[base], set()).add(word)
             continue
         if language in ("ru", "cs", "es", "de", "fr") and len(word) >= 5:
             for key, name in index.items():
                 if len(key) >= 4 and not key.isascii() and word.startswith(key[: max(4, len(key) - 2)]):
-                    found.add(name)
+                    found.setdefault(name, set()).add(word)
                     break
     return found
 
@@ -372,13 +384,6 @@ WEAK_WORDS: dict[str, frozenset[str] | None] = {"residence": frozenset({"home", 
 CONFIRMING_SCORE = 0.45
 
 
-def _naming_words(text: str, name: str) -> set[str]:
-    """The words of ``text`` by which the table names the attribute ``name``."""
-    language = detect_language(text)
-    index = _concept_index("attributes")
-    return {word for word in words(normalise(text)) if name in (index.get(word), index.get(lemma(word, language)))}
-
-
 def _read_as(shared: set[str], old_text: str, new_text: str) -> bool:
     """Whether some shared attribute is named surely enough: by words that name it unambiguously (or by the same
     weak words on both sides: "My home airport is Prague." and "My home airport is Vienna."), or else read as it
@@ -389,7 +394,7 @@ def _read_as(shared: set[str], old_text: str, new_text: str) -> bool:
         weak = WEAK_WORDS[name]
         doubtful = [old_text, new_text]
         if weak is not None:
-            naming = {text: _naming_words(text, name) for text in doubtful}
+            naming = {text: attribute_naming_words(text).get(name, set()) for text in doubtful}
             if naming[old_text] == naming[new_text]:
                 return True
             doubtful = [text for text in doubtful if naming[text] and naming[text] <= weak]
