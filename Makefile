@@ -101,6 +101,7 @@ eval: db-start
 	$(PY) -m eval.grounding
 	$(PY) -m eval.reported_speech
 	$(PY) -m eval.stands_alone
+	$(PY) -m eval.statement_subject
 	$(PY) -m eval.task_reading
 	$(PY) -m eval.topic_words
 	$(PY) -m eval.recall_unrelated

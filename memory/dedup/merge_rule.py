@@ -41,6 +41,7 @@ from memory.text.analysis import (
     words,
 )
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
+from memory.understanding.statement_subject import ABOUT_THE_CUSTOMER, SOMEONE_ELSE, someone_else_probabilities
 
 # Stop words that still decide what a statement says: direction and period.
 RELATION_WORDS = {
@@ -323,8 +324,25 @@ def others_named(text: str) -> set[str]:
 
 
 def same_subject(old_text: str, new_text: str) -> bool:
-    """Both about the customer, or both about the same other person."""
-    return others_named(old_text) == others_named(new_text)
+    """Both about the customer, or both about the same other person: by the relation words among their first
+    words, or — where those name nobody on either side — unless the learned reading of whose attribute each gives
+    (``memory.understanding.statement_subject``) is sure that one is the customer's and the other someone else's
+    ("Mi mujer se llama Lucía." after "Me llamo Javier Morales.": "mujer" is in no list)."""
+    old_others, new_others = others_named(old_text), others_named(new_text)
+    if old_others != new_others:
+        return False
+    if old_others:
+        return True
+    whose = {_whose(p) for p in someone_else_probabilities([old_text, new_text])}
+    return whose != {"someone else", "the customer"}
+
+
+def _whose(probability: float) -> str:
+    if probability >= SOMEONE_ELSE:
+        return "someone else"
+    if probability <= ABOUT_THE_CUSTOMER:
+        return "the customer"
+    return "unsure"
 
 
 def is_update(old_text: str, new_text: str) -> bool:
@@ -335,7 +353,13 @@ def is_update(old_text: str, new_text: str) -> bool:
     >>> is_update("I hope to build my own family.", "This is a big move towards my goal of having a family.")
     False
     """
-    if not values_conflict(old_text, new_text) or not same_subject(old_text, new_text):
+    # The subject last: its learned part embeds both statements, and the tables turn most pairs down first.
+    return _tables_read_an_update(old_text, new_text) and same_subject(old_text, new_text)
+
+
+def _tables_read_an_update(old_text: str, new_text: str) -> bool:
+    """The word tables' part of ``is_update``: the same attribute, and a value that differs."""
+    if not values_conflict(old_text, new_text) or others_named(old_text) != others_named(new_text):
         return False
     old_attributes, new_attributes = attributes_of(old_text), attributes_of(new_text)
     if (old_attributes | new_attributes) & {NUMBER, *NUMBERED} and gives_a_phone_number(

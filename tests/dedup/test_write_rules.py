@@ -184,6 +184,37 @@ def test_the_same_attribute_named_by_those_words_is_still_updated(client_a, spac
     assert history(space_a) == [old]
 
 
+# Someone else's attribute, named by relation words no list held ("mujer", "мужа", "žena"): the learned reading of
+# whose attribute a statement gives tells them apart. Each pair once superseded the customer's own name or city.
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("Me llamo Javier Morales.", "Mi mujer se llama Lucía."),
+        ("Я живу в Казани.", "Родители мужа живут в Уфе."),
+        ("Jmenuji se Petr Novák.", "Moje žena se jmenuje Jana."),
+    ],
+)
+def test_someone_elses_attribute_leaves_the_customers_own_current(client_a, space_a, first, second):
+    say(client_a, space_a, first, "s1")
+    body = say(client_a, space_a, second, "s2")
+    assert body["superseded"] == []
+    assert history(space_a) == []
+
+
+@pytest.mark.parametrize(
+    "first, update",
+    [
+        ("Я живу в Казани.", "Теперь я живу в Уфе."),
+        ("Jmenuji se Petr Novák.", "Po svatbě se jmenuji Petr Malý."),
+    ],
+)
+def test_the_customers_own_new_value_still_replaces_the_old_one(client_a, space_a, first, update):
+    say(client_a, space_a, first, "s1")
+    body = say(client_a, space_a, update, "s2")
+    assert len(body["superseded"]) == 1
+    assert history(space_a) == [first]
+
+
 def test_restatements_merge_into_one_row_and_keep_every_wording_in_history(client_a, space_a):
     for index, text in enumerate(
         [

@@ -1,0 +1,105 @@
+"""Train and score ``memory.understanding.statement_subject``: does a statement give something of someone other
+than the customer ("My wife is called Lucía.", "Our dog is called Biscuit.") or of the customer, their household
+or their business ("My name is Javier.", "I live with my sister.", "Our warehouse is in Zlín.")?
+
+``python -m eval.statement_subject train`` fits a logistic regression on the bundled model's embedding of each
+statement in ``eval/data/understanding/subject_train*.jsonl`` (en de fr es ru cs ja pl it), choosing C on folds
+that each hold out one language, and writes ``memory/understanding/statement_subject.npz``. ``python -m
+eval.statement_subject`` scores the committed weights on ``subject_heldout.jsonl`` (pt nl sv tr uk ko zh ro,
+written by another hand, never trained or tuned on), per language and label.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from eval.linear_heads import accuracy_by, accuracy_rows, fit_passage_reading, jsonl_rows, train_or_report
+
+DATA = Path(__file__).resolve().parent / "data" / "understanding"
+C_GRID = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+SOMEONE_ELSE_LABELS = ("other_person", "pet")
+
+
+def rows_of(name: str) -> list[dict]:
+    return [{**row, "someone_else": row["subject"] in SOMEONE_ELSE_LABELS} for row in jsonl_rows(DATA, name)]
+
+
+def train() -> None:
+    from memory.understanding import statement_subject
+
+    fit_passage_reading(rows_of("subject_train*.jsonl"), "someone_else", statement_subject.WEIGHTS, C_GRID)
+
+
+def _decided(p: float) -> str:
+    from memory.understanding.statement_subject import ABOUT_THE_CUSTOMER, SOMEONE_ELSE
+
+    if p >= SOMEONE_ELSE:
+        return "someone else"
+    if p <= ABOUT_THE_CUSTOMER:
+        return "the customer"
+    return "unsure"
+
+
+def score(name: str = "subject_heldout.jsonl") -> tuple[dict, dict]:
+    """Right and total by language and label at even odds; and at the thresholds the writer uses, how often each
+    label is decided right, decided wrong, or left unsure."""
+    from memory.understanding.statement_subject import someone_else_probabilities
+
+    rows = rows_of(name)
+    probabilities = someone_else_probabilities([r["text"] for r in rows])
+    even = accuracy_by(
+        (("all", row["lang"], row["subject"]), (p >= 0.5) == row["someone_else"])
+        for row, p in zip(rows, probabilities, strict=True)
+    )
+    decided: dict[str, dict[str, int]] = {}
+    for row, p in zip(rows, probabilities, strict=True):
+        truth = "someone else" if row["someone_else"] else "the customer"
+        verdict = _decided(float(p))
+        outcome = "unsure" if verdict == "unsure" else ("right" if verdict == truth else "wrong")
+        for key in ("all", row["subject"]):
+            decided.setdefault(key, {"right": 0, "wrong": 0, "unsure": 0})[outcome] += 1
+    return even, decided
+
+
+def report_lines() -> list[str]:
+    from memory.understanding.statement_subject import ABOUT_THE_CUSTOMER, SOMEONE_ELSE
+
+    trained = rows_of("subject_train*.jsonl")
+    even, decided = score()
+    lines = [
+        "## Whose attribute a statement gives",
+        "",
+        "`python -m eval.statement_subject` (run by `make eval`): does a statement give something of someone other "
+        'than the customer ("My wife is called Lucía.", "Our dog is called Biscuit.") or of the customer, their '
+        'household or business ("My name is Javier.", "I live with my sister.", "Our warehouse is in Zlín.")? The '
+        f"reading of `memory.understanding.statement_subject`, trained on {len(trained):,} statements in en de fr es "
+        "ru cs ja pl it (`eval/data/understanding/subject_train.jsonl`, written by a helper that never saw the code, "
+        "and `subject_train_names.jsonl`: the customer's own name and contact against a relative's, added after "
+        '"My name is Emma Clarke." read as someone else\'s). '
+        "Scored here on `subject_heldout.jsonl`: statements in eight languages it never saw (pt nl sv tr uk ko zh "
+        "ro), written by another helper, never trained or tuned on. The writer lets it tell two subjects apart only "
+        f"where the relation-word lists name nobody, at {SOMEONE_ELSE} and {ABOUT_THE_CUSTOMER} "
+        "(`memory.dedup.merge_rule.same_subject`).",
+        "",
+        "At even odds:",
+        "",
+        "| held out | right | accuracy |",
+        "|---|---|---|",
+        *accuracy_rows(even),
+        "",
+        f"As the writer reads it (someone else at {SOMEONE_ELSE} or more, the customer at {ABOUT_THE_CUSTOMER} or "
+        "less, unsure between):",
+        "",
+        "| held out | decided right | decided wrong | unsure |",
+        "|---|---|---|---|",
+        *[f"| {key} | {d['right']} | {d['wrong']} | {d['unsure']} |" for key, d in decided.items()],
+    ]
+    return lines
+
+
+def main() -> None:
+    train_or_report(train, report_lines)
+
+
+if __name__ == "__main__":
+    main()
