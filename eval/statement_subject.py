@@ -21,74 +21,74 @@ SOMEONE_ELSE_LABELS = ("other_person", "pet")
 
 
 def rows_of(name: str) -> list[dict]:
-    return [{**row, "someone_else": row["subject"] in SOMEONE_ELSE_LABELS} for row in jsonl_rows(DATA, name)]
+    return [
+        {**row, "someone_else": row["subject"] in SOMEONE_ELSE_LABELS, "company": row["subject"] == "company"}
+        for row in jsonl_rows(DATA, name)
+    ]
 
 
 def train() -> None:
     from memory.understanding import statement_subject
 
-    fit_passage_reading(rows_of("subject_train*.jsonl"), "someone_else", statement_subject.WEIGHTS, C_GRID)
+    rows = rows_of("subject_train*.jsonl")
+    fit_passage_reading(rows, "someone_else", statement_subject.WEIGHTS, C_GRID)
+    fit_passage_reading(rows, "company", statement_subject.COMPANY_WEIGHTS, C_GRID)
 
 
-def _decided(p: float) -> str:
-    from memory.understanding.statement_subject import ABOUT_THE_CUSTOMER, SOMEONE_ELSE
+def _truth(row: dict) -> str:
+    from memory.understanding.statement_subject import SOMEONE_ELSE, THE_BUSINESS, THE_CUSTOMER
 
-    if p >= SOMEONE_ELSE:
-        return "someone else"
-    if p <= ABOUT_THE_CUSTOMER:
-        return "the customer"
-    return "unsure"
+    return SOMEONE_ELSE if row["someone_else"] else THE_BUSINESS if row["company"] else THE_CUSTOMER
 
 
 def score(name: str = "subject_heldout.jsonl") -> tuple[dict, dict]:
-    """Right and total by language and label at even odds; and at the thresholds the writer uses, how often each
-    label is decided right, decided wrong, or left unsure."""
-    from memory.understanding.statement_subject import someone_else_probabilities
+    """Right and total by language and label at even odds (someone else or not); and as the writer reads both
+    readings at their thresholds, how often each label is decided right, decided wrong, or left unsure."""
+    from memory.understanding.statement_subject import UNSURE, someone_else_probabilities, whose
 
     rows = rows_of(name)
-    probabilities = someone_else_probabilities([r["text"] for r in rows])
+    texts = [r["text"] for r in rows]
     even = accuracy_by(
         (("all", row["lang"], row["subject"]), (p >= 0.5) == row["someone_else"])
-        for row, p in zip(rows, probabilities, strict=True)
+        for row, p in zip(rows, someone_else_probabilities(texts), strict=True)
     )
     decided: dict[str, dict[str, int]] = {}
-    for row, p in zip(rows, probabilities, strict=True):
-        truth = "someone else" if row["someone_else"] else "the customer"
-        verdict = _decided(float(p))
-        outcome = "unsure" if verdict == "unsure" else ("right" if verdict == truth else "wrong")
+    for row, verdict in zip(rows, whose(texts), strict=True):
+        outcome = "unsure" if verdict == UNSURE else ("right" if verdict == _truth(row) else "wrong")
         for key in ("all", row["subject"]):
             decided.setdefault(key, {"right": 0, "wrong": 0, "unsure": 0})[outcome] += 1
     return even, decided
 
 
 def report_lines() -> list[str]:
-    from memory.understanding.statement_subject import ABOUT_THE_CUSTOMER, SOMEONE_ELSE
+    from memory.understanding.statement_subject import SURE, SURE_NOT
 
     trained = rows_of("subject_train*.jsonl")
     even, decided = score()
     lines = [
         "## Whose attribute a statement gives",
         "",
-        "`python -m eval.statement_subject` (run by `make eval`): does a statement give something of someone other "
-        'than the customer ("My wife is called Lucía.", "Our dog is called Biscuit.") or of the customer, their '
-        'household or business ("My name is Javier.", "I live with my sister.", "Our warehouse is in Zlín.")? The '
-        f"reading of `memory.understanding.statement_subject`, trained on {len(trained):,} statements in en de fr es "
-        "ru cs ja pl it (`eval/data/understanding/subject_train.jsonl`, written by a helper that never saw the code, "
-        "and `subject_train_names.jsonl`: the customer's own name and contact against a relative's, added after "
-        '"My name is Emma Clarke." read as someone else\'s). '
-        "Scored here on `subject_heldout.jsonl`: statements in eight languages it never saw (pt nl sv tr uk ko zh "
-        "ro), written by another helper, never trained or tuned on. The writer lets it tell two subjects apart only "
-        f"where the relation-word lists name nobody, at {SOMEONE_ELSE} and {ABOUT_THE_CUSTOMER} "
-        "(`memory.dedup.merge_rule.same_subject`).",
+        "`python -m eval.statement_subject` (run by `make eval`): whose attribute does a statement give — someone "
+        'other than the customer ("My wife is called Lucía.", "Our dog is called Biscuit."), the customer\'s '
+        'business ("Our warehouse is in Zlín."), or the customer\'s own ("My name is Javier.", "I live with my '
+        'sister.")? The two readings of `memory.understanding.statement_subject` (someone else or not; the business '
+        f"or not), trained on {len(trained):,} statements in en de fr es ru cs ja pl it "
+        "(`eval/data/understanding/subject_train.jsonl`, written by a helper that never saw the code, and "
+        "`subject_train_names.jsonl`: the customer's own name and contact against a relative's, added after "
+        '"My name is Emma Clarke." read as someone else\'s). Scored here on `subject_heldout.jsonl`: statements in '
+        "eight languages they never saw (pt nl sv tr uk ko zh ro), written by another helper, never trained or tuned "
+        "on. The writer lets them tell two subjects apart only where the relation-word lists name nobody, and only "
+        f"when both readings are sure (yes at {SURE} or more, no at {SURE_NOT} or less): "
+        "`memory.dedup.merge_rule.same_subject`.",
         "",
-        "At even odds:",
+        "Someone else or not, at even odds:",
         "",
         "| held out | right | accuracy |",
         "|---|---|---|",
         *accuracy_rows(even),
         "",
-        f"As the writer reads it (someone else at {SOMEONE_ELSE} or more, the customer at {ABOUT_THE_CUSTOMER} or "
-        "less, unsure between):",
+        "As the writer reads them (a company statement is right when read as the business; a customer's or "
+        "someone else's, when read as theirs):",
         "",
         "| held out | decided right | decided wrong | unsure |",
         "|---|---|---|---|",

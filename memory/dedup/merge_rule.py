@@ -27,6 +27,7 @@ that states it is corrected even though no number or name changes.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from memory.text.analysis import (
@@ -41,7 +42,7 @@ from memory.text.analysis import (
     words,
 )
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
-from memory.understanding.statement_subject import ABOUT_THE_CUSTOMER, SOMEONE_ELSE, someone_else_probabilities
+from memory.understanding.statement_subject import THE_BUSINESS, THE_CUSTOMER, UNSURE, whose
 
 # Stop words that still decide what a statement says: direction and period.
 RELATION_WORDS = {
@@ -323,26 +324,29 @@ def others_named(text: str) -> set[str]:
     return found
 
 
-def same_subject(old_text: str, new_text: str) -> bool:
+# The attributes where the customer's business is a subject of its own: where the business is (a warehouse, an
+# office) is not where the customer lives. For a plan, a fleet, a headcount, "I" and "we" of a sole trader speak
+# of one thing ("I run a fleet of 5 vans." reads as the customer's, "We now run a fleet of 8 vans." as the
+# business's), so there the business is the customer.
+PLACES = frozenset({"residence"})
+
+
+def same_subject(old_text: str, new_text: str, attributes: Iterable[str] = ()) -> bool:
     """Both about the customer, or both about the same other person: by the relation words among their first
-    words, or — where those name nobody on either side — unless the learned reading of whose attribute each gives
-    (``memory.understanding.statement_subject``) is sure that one is the customer's and the other someone else's
-    ("Mi mujer se llama Lucía." after "Me llamo Javier Morales.": "mujer" is in no list)."""
+    words, or — where those name nobody on either side — unless the learned readings of whose attribute each gives
+    (``memory.understanding.statement_subject``) are sure of two different subjects: the customer and someone else
+    ("Mi mujer se llama Lucía." after "Me llamo Javier Morales.": "mujer" is in no list), or, for a place
+    (``PLACES`` among ``attributes``), the customer and their business ("Přestěhovali jsme sklad do Rajhradu."
+    after "Bydlím v Brně.")."""
     old_others, new_others = others_named(old_text), others_named(new_text)
     if old_others != new_others:
         return False
     if old_others:
         return True
-    whose = {_whose(p) for p in someone_else_probabilities([old_text, new_text])}
-    return whose != {"someone else", "the customer"}
-
-
-def _whose(probability: float) -> str:
-    if probability >= SOMEONE_ELSE:
-        return "someone else"
-    if probability <= ABOUT_THE_CUSTOMER:
-        return "the customer"
-    return "unsure"
+    subjects = set(whose([old_text, new_text]))
+    if not PLACES.intersection(attributes):
+        subjects = {THE_CUSTOMER if subject == THE_BUSINESS else subject for subject in subjects}
+    return UNSURE in subjects or len(subjects) == 1
 
 
 def is_update(old_text: str, new_text: str) -> bool:
@@ -354,7 +358,9 @@ def is_update(old_text: str, new_text: str) -> bool:
     False
     """
     # The subject last: its learned part embeds both statements, and the tables turn most pairs down first.
-    return _tables_read_an_update(old_text, new_text) and same_subject(old_text, new_text)
+    return _tables_read_an_update(old_text, new_text) and same_subject(
+        old_text, new_text, attributes_of(old_text) | attributes_of(new_text)
+    )
 
 
 def _tables_read_an_update(old_text: str, new_text: str) -> bool:
@@ -578,7 +584,7 @@ def learned_update(old_text: str, new_text: str, old: Reading, new: Reading) -> 
     The word tables decide first (``is_update``); this covers the phrasings and languages they do not list."""
     if not (single_valued(old) and single_valued(new) and old.attribute == new.attribute):
         return False
-    if not same_subject(old_text, new_text):
+    if not same_subject(old_text, new_text, {old.attribute}):
         return False
     if values_conflict(old_text, new_text):
         return True

@@ -184,17 +184,20 @@ def test_the_same_attribute_named_by_those_words_is_still_updated(client_a, spac
     assert history(space_a) == [old]
 
 
-# Someone else's attribute, named by relation words no list held ("mujer", "мужа", "žena"): the learned reading of
-# whose attribute a statement gives tells them apart. Each pair once superseded the customer's own name or city.
+# Someone else's attribute, named by relation words no list held ("mujer", "мужа", "žena"), or where the customer's
+# business is: the learned readings of whose attribute a statement gives tell them apart. Each pair once
+# superseded the customer's own name or city.
 @pytest.mark.parametrize(
     "first, second",
     [
         ("Me llamo Javier Morales.", "Mi mujer se llama Lucía."),
         ("Я живу в Казани.", "Родители мужа живут в Уфе."),
         ("Jmenuji se Petr Novák.", "Moje žena se jmenuje Jana."),
+        ("I live in Leeds.", "We moved the warehouse to Bradford."),
+        ("Bydlím v Brně v Králově Poli.", "Přestěhovali jsme sklad do Rajhradu."),
     ],
 )
-def test_someone_elses_attribute_leaves_the_customers_own_current(client_a, space_a, first, second):
+def test_another_subjects_attribute_leaves_the_customers_own_current(client_a, space_a, first, second):
     say(client_a, space_a, first, "s1")
     body = say(client_a, space_a, second, "s2")
     assert body["superseded"] == []
@@ -206,6 +209,9 @@ def test_someone_elses_attribute_leaves_the_customers_own_current(client_a, spac
     [
         ("Я живу в Казани.", "Теперь я живу в Уфе."),
         ("Jmenuji se Petr Novák.", "Po svatbě se jmenuji Petr Malý."),
+        # A sole trader's "I" and the business's "we" speak of one fleet, one plan.
+        ("I run a fleet of 5 vans.", "We now run a fleet of 8 vans."),
+        ("I'm on the Premium plan.", "We switched to the Basic plan."),
     ],
 )
 def test_the_customers_own_new_value_still_replaces_the_old_one(client_a, space_a, first, update):
