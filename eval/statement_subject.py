@@ -30,7 +30,7 @@ def rows_of(name: str) -> list[dict]:
 def train() -> None:
     from memory.understanding import statement_subject
 
-    rows = rows_of("subject_train*.jsonl")
+    rows = [{**row, "text": statement_subject.as_read(row["text"])} for row in rows_of("subject_train*.jsonl")]
     fit_passage_reading(rows, "someone_else", statement_subject.WEIGHTS, C_GRID)
     fit_passage_reading(rows, "company", statement_subject.COMPANY_WEIGHTS, C_GRID)
 

@@ -42,7 +42,14 @@ from memory.text.analysis import (
     words,
 )
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read
-from memory.understanding.statement_subject import THE_BUSINESS, THE_CUSTOMER, UNSURE, whose
+from memory.understanding.statement_subject import (
+    SURE_NOT,
+    THE_BUSINESS,
+    THE_CUSTOMER,
+    UNSURE,
+    someone_else_probabilities,
+    whose,
+)
 
 # Stop words that still decide what a statement says: direction and period.
 RELATION_WORDS = {
@@ -448,8 +455,13 @@ PHONE_DIGITS = 6
 _DIGIT_RUN = re.compile(r"\+?\d[\d \-/.()]*\d")
 
 
+def phone_numbers(text: str) -> set[str]:
+    """The digits of each phone number a statement gives."""
+    return {digits for run in _DIGIT_RUN.findall(text) if len(digits := re.sub(r"\D", "", run)) >= PHONE_DIGITS}
+
+
 def gives_a_phone_number(text: str) -> bool:
-    return any(sum(c.isdigit() for c in run) >= PHONE_DIGITS for run in _DIGIT_RUN.findall(text))
+    return bool(phone_numbers(text))
 
 
 # An order number, a ticket number: an identifier of four digits or more.
@@ -563,13 +575,33 @@ LEARNED_ATTRIBUTE_CONFIDENCE = 0.8
 _CAPITALISED_WORD = re.compile(r"(?<=\s)([^\W\d_][\w'-]*)")
 
 
-def single_valued(reading: Reading) -> bool:
+# The learned attribute of a phone number: one at a time too, when the statement gives one and names no other
+# attribute the other statement does not ("My work number is …" and "My mobile is …" are two numbers).
+PHONE_READING = "contact"
+
+
+def single_valued(reading: Reading, text: str = "") -> bool:
+    """The reading is sure the statement gives an attribute a customer has one value of at a time: a name, a
+    residence, or — given ``text`` — a phone number."""
+    one_at_a_time = reading.attribute in SINGLE_VALUED or (
+        reading.attribute == PHONE_READING and gives_a_phone_number(text)
+    )
     return (
-        reading.attribute in SINGLE_VALUED
+        one_at_a_time
         and reading.attribute_confidence >= LEARNED_ATTRIBUTE_CONFIDENCE
         and reading.intent == "statement"
         and not reading.negative
     )
+
+
+def _another_phone_number(old_text: str, new_text: str) -> bool:
+    """Both give a phone number, the numbers differ, and neither names an attribute the other does not (a work
+    number, the business's number): what the word tables name besides the number itself."""
+    old_numbers, new_numbers = phone_numbers(old_text), phone_numbers(new_text)
+    if not old_numbers or not new_numbers or old_numbers & new_numbers:
+        return False
+    number_attributes = {NUMBER, *NUMBERED, "contact"}
+    return attributes_of(old_text) - number_attributes == attributes_of(new_text) - number_attributes
 
 
 def _named_words(text: str) -> set[str]:
@@ -579,13 +611,19 @@ def _named_words(text: str) -> set[str]:
 
 def learned_update(old_text: str, new_text: str, old: Reading, new: Reading) -> bool:
     """The learned reading says both are the same one-valued attribute (where they live, their name) of the same
-    subject, and the value differs: another number, or other names and places.
+    subject, and the value differs: another phone number, or other names and places.
 
     The word tables decide first (``is_update``); this covers the phrasings and languages they do not list."""
-    if not (single_valued(old) and single_valued(new) and old.attribute == new.attribute):
+    if not (single_valued(old, old_text) and single_valued(new, new_text) and old.attribute == new.attribute):
         return False
     if not same_subject(old_text, new_text, {old.attribute}):
         return False
+    # Without the tables' word for the attribute, the subject must be read, not only not contradicted: both sure
+    # to be the customer's own ("Die Festnetznummer meiner Eltern ist …" is not the customer's new number).
+    if max(someone_else_probabilities([old_text, new_text])) > SURE_NOT:
+        return False
+    if old.attribute == PHONE_READING:
+        return _another_phone_number(old_text, new_text)
     if values_conflict(old_text, new_text):
         return True
     old_names, new_names = _named_words(old_text), _named_words(new_text)

@@ -18,6 +18,7 @@ with their regularisation chosen on folds that each hold out one language; score
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -27,10 +28,10 @@ from memory.understanding.linear_head import passage_probabilities
 WEIGHTS = Path(__file__).with_name("statement_subject.npz")
 COMPANY_WEIGHTS = Path(__file__).with_name("statement_company.npz")
 # A reading at or above ``SURE`` says yes, at or below ``SURE_NOT`` no; between, it is unsure and decides
-# nothing. Chosen out of fold on the training set's language folds: someone else, 8 of 756 statements read
-# surely the wrong way at these and 59 left unsure (at 0.8 and 0.2: 3 wrong, 118 unsure); the business, 3 wrong
-# and 11 unsure. A wrong sure reading can keep a real update from replacing the old value; an unsure one only
-# leaves things as they were without this reading.
+# nothing. Chosen out of fold on the training set's language folds: someone else, 6 of 756 statements read
+# surely the wrong way at these and 61 left unsure; the business, 2 wrong and 17 unsure. A wrong sure reading
+# can keep a real update from replacing the old value; an unsure one only leaves things as they were without
+# this reading.
 SURE = 0.7
 SURE_NOT = 0.3
 
@@ -40,14 +41,24 @@ THE_CUSTOMER = "the customer"
 UNSURE = "unsure"
 
 
+# Every number read as one short number: a phone number's digits outweigh its words in the small model's
+# embedding ("Телефон соседки: +7 922 000-11-22." read as the customer's at 0.29, masked at 0.56).
+_NUMBER = re.compile(r"\+?\d[\d \-/.()]*\d")
+
+
+def as_read(text: str) -> str:
+    """The statement as both readings see it, in training and in use."""
+    return _NUMBER.sub("123", text)
+
+
 def someone_else_probabilities(texts: list[str]) -> np.ndarray:
     """The probability that each statement gives an attribute of someone other than the customer."""
-    return passage_probabilities(WEIGHTS, texts)
+    return passage_probabilities(WEIGHTS, [as_read(text) for text in texts])
 
 
 def company_probabilities(texts: list[str]) -> np.ndarray:
     """The probability that each statement gives an attribute of the customer's business."""
-    return passage_probabilities(COMPANY_WEIGHTS, texts)
+    return passage_probabilities(COMPANY_WEIGHTS, [as_read(text) for text in texts])
 
 
 def whose(texts: list[str]) -> list[str]:
