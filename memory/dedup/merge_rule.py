@@ -609,12 +609,48 @@ def _named_words(text: str) -> set[str]:
     return {w.lower() for w in _CAPITALISED_WORD.findall(" " + text.strip())[1:] if w[:1].isupper()}
 
 
+# Attributes a customer may hold several of (two cars), so a new value adds one — unless the new statement names
+# the old one beside another: "Den Golf habe ich verkauft, jetzt habe ich einen Škoda Octavia.", "Octavii jsem
+# prodal, teď mám Kodiaq.". A wrong replacement stays bounded: the current row itself names the old value.
+REPLACED_BY_NAME = ("vehicle",)
+# A name of a thing in Japanese or Chinese text: a run of katakana or Latin letters ("アクア", "Prius").
+_CJK_NAME = re.compile(r"[\u30a1-\u30faA-Za-z][\u30a1-\u30fcA-Za-z0-9-]+")
+
+
+def replaced_by_name(reading: Reading) -> bool:
+    return (
+        reading.attribute in REPLACED_BY_NAME
+        and reading.attribute_confidence >= LEARNED_ATTRIBUTE_CONFIDENCE
+        and reading.intent == "statement"
+    )
+
+
+def _value_names(text: str, *, first_word: bool = False) -> set[str]:
+    if detect_language(text) in ("ja", "zh", "ko"):
+        return {name.lower() for name in _CJK_NAME.findall(text)}
+    if first_word:
+        return {w.lower() for w in _CAPITALISED_WORD.findall(" " + text.strip()) if w[:1].isupper()}
+    return _named_words(text)
+
+
+def names_the_old_and_a_new(old_text: str, new_text: str) -> bool:
+    """The new statement names a thing the old one named, and another thing the old one did not."""
+    old_names = _value_names(old_text)
+    new_names = _value_names(new_text, first_word=True)
+    mentioned = any(same_name(old, new) for old in old_names for new in new_names)
+    added = any(not any(same_name(old, new) for old in old_names) for new in _value_names(new_text))
+    return mentioned and added
+
+
 def learned_update(old_text: str, new_text: str, old: Reading, new: Reading) -> bool:
     """The learned reading says both are the same one-valued attribute (where they live, their name) of the same
     subject, and the value differs: another phone number, or other names and places.
 
     The word tables decide first (``is_update``); this covers the phrasings and languages they do not list."""
-    if not (single_valued(old, old_text) and single_valued(new, new_text) and old.attribute == new.attribute):
+    if old.attribute != new.attribute:
+        return False
+    replaced = replaced_by_name(old) and replaced_by_name(new)
+    if not replaced and not (single_valued(old, old_text) and single_valued(new, new_text)):
         return False
     if not same_subject(old_text, new_text, {old.attribute}):
         return False
@@ -622,6 +658,8 @@ def learned_update(old_text: str, new_text: str, old: Reading, new: Reading) -> 
     # to be the customer's own ("Die Festnetznummer meiner Eltern ist …" is not the customer's new number).
     if max(someone_else_probabilities([old_text, new_text])) > SURE_NOT:
         return False
+    if replaced:
+        return names_the_old_and_a_new(old_text, new_text)
     if old.attribute == PHONE_READING:
         return _another_phone_number(old_text, new_text)
     if values_conflict(old_text, new_text):

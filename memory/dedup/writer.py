@@ -30,6 +30,7 @@ from memory.dedup.merge_rule import (
     is_restatement,
     key_terms,
     learned_update,
+    replaced_by_name,
     single_valued,
     supersession,
 )
@@ -140,7 +141,7 @@ class MemoryWriter:
         only when the new entry is such a statement, and only its nearest neighbours (one embedding batch)."""
         scope = str(self.space.id)
         new = read_one(content, cache_scope=scope) if neighbours else None
-        if new is None or not single_valued(new, content):
+        if new is None or not (single_valued(new, content) or replaced_by_name(new)):
             return None, ""
         nearest = neighbours[:LEARNED_UPDATE_ROWS]
         for old, reading in zip(nearest, read([old.content for old in nearest], cache_scope=scope), strict=True):

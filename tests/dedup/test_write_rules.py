@@ -241,6 +241,38 @@ def test_a_new_phone_number_in_other_words_replaces_the_old(client_a, space_a, f
     assert history(space_a) == [first]
 
 
+# A car replaced, in words the tables do not list: the new statement names the old car beside another.
+@pytest.mark.parametrize(
+    "first, update",
+    [
+        ("Ich fahre einen Opel Astra.", "Den Astra habe ich verkauft, jetzt fahre ich einen Mazda 3."),
+        ("Tengo un Renault Mégane.", "Vendí el Mégane y ahora tengo un Kia Ceed."),
+    ],
+)
+def test_a_car_replaced_in_other_words_replaces_the_old(client_a, space_a, first, update):
+    say(client_a, space_a, first, "s1")
+    body = say(client_a, space_a, update, "s2")
+    assert len(body["superseded"]) == 1
+    assert history(space_a) == [first]
+
+
+# A second vehicle, the old one restated, or someone else's car: both stay current.
+@pytest.mark.parametrize(
+    "second",
+    [
+        "My Focus is great but I also got a Vespa.",
+        "We also bought a Vespa for the summer.",
+        "My wife sold her Focus and now drives a Mini.",
+        "My husband drives a Tesla Model 3.",
+    ],
+)
+def test_another_vehicle_leaves_the_customers_car_current(client_a, space_a, second):
+    say(client_a, space_a, "I drive a Ford Focus.", "s1")
+    body = say(client_a, space_a, second, "s2")
+    assert body["superseded"] == []
+    assert history(space_a) == []
+
+
 def test_restatements_merge_into_one_row_and_keep_every_wording_in_history(client_a, space_a):
     for index, text in enumerate(
         [
