@@ -74,8 +74,10 @@ def report_lines() -> list[str]:
         'sister.")? The two readings of `memory.understanding.statement_subject` (someone else or not; the business '
         f"or not), trained on {len(trained):,} statements in en de fr es ru cs ja pl it "
         "(`eval/data/understanding/subject_train.jsonl`, written by a helper that never saw the code, and "
-        "`subject_train_names.jsonl`: the customer's own name and contact against a relative's, added after "
-        '"My name is Emma Clarke." read as someone else\'s). Scored here on `subject_heldout.jsonl`: statements in '
+        "`subject_train_names.jsonl` and `subject_train_named.jsonl`, written here: the customer's own name and "
+        "contact against a relative's, added after \"My name is Emma Clarke.\" read as someone else's; people "
+        'named by their first name alone, "Marta\'s number is …", against a customer introducing themselves). '
+        "Scored here on `subject_heldout.jsonl`: statements in "
         "eight languages they never saw (pt nl sv tr uk ko zh ro), written by another helper, never trained or tuned "
         "on. The writer lets them tell two subjects apart only where the relation-word lists name nobody, and only "
         f"when both readings are sure (yes at {SURE} or more, no at {SURE_NOT} or less): "
