@@ -31,6 +31,20 @@ def history(space):
         return sorted(m.content for m in rows)
 
 
+def assert_both_stay_current(client, space, first, second):
+    say(client, space, first, "s1")
+    body = say(client, space, second, "s2")
+    assert body["superseded"] == []
+    assert history(space) == []
+
+
+def assert_replaces(client, space, first, update, old):
+    say(client, space, first, "s1")
+    body = say(client, space, update, "s2")
+    assert len(body["superseded"]) == 1
+    assert history(space) == [old]
+
+
 CORRECTIONS = [
     (
         "Hi, my name is Alice Morgan and I live in Leeds.",
@@ -132,10 +146,7 @@ def test_a_correction_that_names_the_old_value_supersedes_it(client_a, space_a):
     ],
 )
 def test_statements_that_only_share_a_topic_word_both_stay_current(client_a, space_a, first, second):
-    say(client_a, space_a, first, "s1")
-    body = say(client_a, space_a, second, "s2")
-    assert body["superseded"] == []
-    assert history(space_a) == []
+    assert_both_stay_current(client_a, space_a, first, second)
 
 
 # A customer's profile: two attributes whose words overlap ("home", "called", "phone", a car and vans), or two
@@ -158,10 +169,7 @@ def test_statements_that_only_share_a_topic_word_both_stay_current(client_a, spa
     ],
 )
 def test_two_attributes_that_share_a_word_both_stay_current(client_a, space_a, first, second):
-    say(client_a, space_a, first, "s1")
-    body = say(client_a, space_a, second, "s2")
-    assert body["superseded"] == []
-    assert history(space_a) == []
+    assert_both_stay_current(client_a, space_a, first, second)
 
 
 @pytest.mark.parametrize(
@@ -178,10 +186,7 @@ def test_two_attributes_that_share_a_word_both_stay_current(client_a, space_a, f
     ],
 )
 def test_the_same_attribute_named_by_those_words_is_still_updated(client_a, space_a, first, update, old):
-    say(client_a, space_a, first, "s1")
-    body = say(client_a, space_a, update, "s2")
-    assert len(body["superseded"]) == 1
-    assert history(space_a) == [old]
+    assert_replaces(client_a, space_a, first, update, old)
 
 
 # Someone else's attribute, named by relation words no list held ("mujer", "мужа", "žena"), or where the customer's
@@ -202,10 +207,7 @@ def test_the_same_attribute_named_by_those_words_is_still_updated(client_a, spac
     ],
 )
 def test_another_subjects_attribute_leaves_the_customers_own_current(client_a, space_a, first, second):
-    say(client_a, space_a, first, "s1")
-    body = say(client_a, space_a, second, "s2")
-    assert body["superseded"] == []
-    assert history(space_a) == []
+    assert_both_stay_current(client_a, space_a, first, second)
 
 
 @pytest.mark.parametrize(
@@ -219,10 +221,7 @@ def test_another_subjects_attribute_leaves_the_customers_own_current(client_a, s
     ],
 )
 def test_the_customers_own_new_value_still_replaces_the_old_one(client_a, space_a, first, update):
-    say(client_a, space_a, first, "s1")
-    body = say(client_a, space_a, update, "s2")
-    assert len(body["superseded"]) == 1
-    assert history(space_a) == [first]
+    assert_replaces(client_a, space_a, first, update, first)
 
 
 # A new phone number in words the tables do not list: the learned reading says both give the customer's phone
@@ -235,10 +234,7 @@ def test_the_customers_own_new_value_still_replaces_the_old_one(client_a, space_
     ],
 )
 def test_a_new_phone_number_in_other_words_replaces_the_old(client_a, space_a, first, update):
-    say(client_a, space_a, first, "s1")
-    body = say(client_a, space_a, update, "s2")
-    assert len(body["superseded"]) == 1
-    assert history(space_a) == [first]
+    assert_replaces(client_a, space_a, first, update, first)
 
 
 # A car replaced, in words the tables do not list: the new statement names the old car beside another.
@@ -250,10 +246,7 @@ def test_a_new_phone_number_in_other_words_replaces_the_old(client_a, space_a, f
     ],
 )
 def test_a_car_replaced_in_other_words_replaces_the_old(client_a, space_a, first, update):
-    say(client_a, space_a, first, "s1")
-    body = say(client_a, space_a, update, "s2")
-    assert len(body["superseded"]) == 1
-    assert history(space_a) == [first]
+    assert_replaces(client_a, space_a, first, update, first)
 
 
 # A second vehicle, the old one restated, or someone else's car: both stay current.
@@ -267,10 +260,7 @@ def test_a_car_replaced_in_other_words_replaces_the_old(client_a, space_a, first
     ],
 )
 def test_another_vehicle_leaves_the_customers_car_current(client_a, space_a, second):
-    say(client_a, space_a, "I drive a Ford Focus.", "s1")
-    body = say(client_a, space_a, second, "s2")
-    assert body["superseded"] == []
-    assert history(space_a) == []
+    assert_both_stay_current(client_a, space_a, "I drive a Ford Focus.", second)
 
 
 def test_restatements_merge_into_one_row_and_keep_every_wording_in_history(client_a, space_a):
