@@ -249,6 +249,21 @@ def test_a_car_replaced_in_other_words_replaces_the_old(client_a, space_a, first
     assert_replaces(client_a, space_a, first, update, first)
 
 
+# A place said in passing of the business's site, another person, or a birthplace: the customer's own stays current.
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("Wohne in Köln-Ehrenfeld.", "Die Agentur sitzt seit Oktober in Köln-Deutz."),
+        ("I live in Leeds.", "My sister is in Hull now."),
+        ("Me llamo Javier Morales.", "Nací en Teruel."),
+        ("Jag heter Erik Lindqvist.", "Jag är född i Umeå."),
+        ("Ich wohne in Freiburg im Breisgau.", "Geboren bin ich in Leipzig."),
+    ],
+)
+def test_a_place_said_in_passing_that_is_not_the_customers_home_leaves_it_current(client_a, space_a, first, second):
+    assert_both_stay_current(client_a, space_a, first, second)
+
+
 # A second vehicle, the old one restated, or someone else's car: both stay current.
 @pytest.mark.parametrize(
     "second",
