@@ -332,26 +332,27 @@ def others_named(text: str) -> set[str]:
 
 
 # The attributes where the customer's business is a subject of its own: where the business is (a warehouse, an
-# office) is not where the customer lives. For a plan, a fleet, a headcount, "I" and "we" of a sole trader speak
-# of one thing ("I run a fleet of 5 vans." reads as the customer's, "We now run a fleet of 8 vans." as the
-# business's), so there the business is the customer.
-PLACES = frozenset({"residence"})
+# office) is not where the customer lives, and the office's number ("Broj ureda je 01 6254 377", read as contact;
+# "El teléfono de la oficina es …", the tables' phone) is not the customer's mobile. For a plan, a fleet, a
+# headcount, "I" and "we" of a sole trader speak of one thing ("I run a fleet of 5 vans." reads as the
+# customer's, "We now run a fleet of 8 vans." as the business's), so there the business is the customer.
+THE_BUSINESS_HAS_ITS_OWN = frozenset({"residence", "contact", "phone"})
 
 
 def same_subject(old_text: str, new_text: str, attributes: Iterable[str] = ()) -> bool:
     """Both about the customer, or both about the same other person: by the relation words among their first
     words, or — where those name nobody on either side — unless the learned readings of whose attribute each gives
     (``memory.understanding.statement_subject``) are sure of two different subjects: the customer and someone else
-    ("Mi mujer se llama Lucía." after "Me llamo Javier Morales.": "mujer" is in no list), or, for a place
-    (``PLACES`` among ``attributes``), the customer and their business ("Přestěhovali jsme sklad do Rajhradu."
-    after "Bydlím v Brně.")."""
+    ("Mi mujer se llama Lucía." after "Me llamo Javier Morales.": "mujer" is in no list), or, for a place or a
+    contact (``THE_BUSINESS_HAS_ITS_OWN`` among ``attributes``), the customer and their business ("Přestěhovali
+    jsme sklad do Rajhradu." after "Bydlím v Brně.")."""
     old_others, new_others = others_named(old_text), others_named(new_text)
     if old_others != new_others:
         return False
     if old_others:
         return True
     subjects = set(whose([old_text, new_text]))
-    if not PLACES.intersection(attributes):
+    if not THE_BUSINESS_HAS_ITS_OWN.intersection(attributes):
         subjects = {THE_CUSTOMER if subject == THE_BUSINESS else subject for subject in subjects}
     return UNSURE in subjects or len(subjects) == 1
 

@@ -204,6 +204,9 @@ def test_the_same_attribute_named_by_those_words_is_still_updated(client_a, spac
         ("Мой телефон +7 912 345-67-89.", "Телефон соседки: +7 922 000-11-22."),
         ("Mein Handy: 0151 2345678.", "Die Nummer meiner Eltern ist 0341 556712."),
         ("Mi móvil es el 612 345 678.", "El número de mi hermana es 699 876 543."),
+        # The business's number is not the customer's mobile.
+        ("Mobitel mi je 091 234 5678.", "Broj ureda je 01 4567 890, javljamo se samo ujutro."),
+        ("Mi móvil es el 612 345 678.", "El teléfono de la oficina es el 910 123 456."),
     ],
 )
 def test_another_subjects_attribute_leaves_the_customers_own_current(client_a, space_a, first, second):
