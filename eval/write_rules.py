@@ -207,11 +207,11 @@ def evaluate_history(tenant, name: str = "write_history.json") -> dict:
     }
 
 
-# Customers' profiles (14, 12 and 10 customers, a language each, ~25 statements: attributes that share words, a
-# few real updates), written by helpers that never saw the code. The first was scored once before the 2026-12-05
-# change to the rules and then read for it (a development set); the second was the untouched split until its
-# failures were read after the subject readings (2026-12-05, thirteenth session); the third, written then, is
-# the untouched split now.
+# Customers' profiles (14, 12, 10 and 10 customers, a language each, ~22-26 statements: attributes that share
+# words, a few real updates), written by helpers that never saw the code. All four are development sets now: the
+# first was read for the 2026-12-05 change to the rules, the second after the subject readings, the third after
+# its final score that day, the fourth after one change that was not kept (report_lines says which figures came
+# before that).
 PROFILES = (
     "write_profiles_heldout.json",
     "write_profiles_untouched.json",
