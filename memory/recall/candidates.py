@@ -29,6 +29,10 @@ from pgvector import Vector
 from memory.models import Memory
 
 VECTOR_CANDIDATES = 50
+# Of the nearest statements, how many come back to Python when nothing else names them: each one returned is
+# a model instance, its gate features and its vector's inversion (about 0.1 ms a row). The gate's features
+# and the passing filter still read all VECTOR_CANDIDATES in SQL (the runner-up, the nearest distance).
+NEAREST_SHOWN = 20
 COMMON_TOKEN_SHARE = 0.5
 COMMON_TOKEN_MIN_ROWS = 4
 STANDOUT_MARGIN = 0.03
@@ -63,8 +67,11 @@ def candidate_rows(
     keyword_digests: list[str],
     topic_digests: set[str],
     bounds: MeaningBounds,
+    nearest_shown: int = VECTOR_CANDIDATES,
 ) -> list[Memory]:
-    """The candidate memories of ``space`` for these query vectors and digests (one statement)."""
+    """The candidate memories of ``space`` for these query vectors and digests (one statement). Of the
+    statements found only by being near a query vector and not passing on meaning, those beyond the
+    ``nearest_shown`` nearest of every vector are left in the database."""
     statement = _Statement(tenant_id=space.tenant_id, space_id=space.id, kinds=kinds)
     parts: dict[str, str] = {}
     if vectors is not None:
@@ -80,7 +87,8 @@ def candidate_rows(
     # Every part MATERIALIZED, so each is computed once: inlined, a part read for every row of
     # another (the passing filter's window, the useful digests) was re-run per row.
     ctes = ",\n".join(f"{name} AS MATERIALIZED (\n{body}\n)" for name, body in parts.items())
-    return list(Memory.objects.raw(f"WITH {ctes}\n{statement.select(set(parts))}", statement.params))
+    select = statement.select(set(parts), nearest_shown=nearest_shown)
+    return list(Memory.objects.raw(f"WITH {ctes}\n{select}", statement.params))
 
 
 class _Statement:
@@ -180,7 +188,7 @@ class _Statement:
         self.params += [bounds.alone, max(bounds.corroborated, bounds.alone), STANDOUT_MARGIN]
         return {"judged": judged}
 
-    def select(self, parts: set[str]) -> str:
+    def select(self, parts: set[str], *, nearest_shown: int) -> str:
         """One row per candidate: its shown columns and what each strategy said about it."""
         tagged = []
         if "nearest" in parts:
@@ -197,6 +205,14 @@ class _Statement:
         else:
             distance = "c.distance"
         self.params += [self.tenant_id, self.space_id]
+        shown = ""
+        if "nearest" in parts and nearest_shown < VECTOR_CANDIDATES:
+            # first_seen is n * 1000 + the position in that vector's list (``nearest``).
+            shown = (
+                "\n  AND (c.nearest_position IS NULL OR c.nearest_position %% 1000 <= %s OR c.vector_rank IS NOT NULL"
+                " OR c.keyword_rank IS NOT NULL OR c.topic_rank IS NOT NULL)"
+            )
+            self.params.append(nearest_shown)
         # The stored vector for the relevance gate, in its binary form (``embeddings.sent_vector``).
         vector = ", halfvec_send(m.embedding) AS embedding_sent" if "nearest" in parts else ""
         return f"""SELECT {SHOWN_COLUMNS}{vector}, {distance} AS distance, c.nearest_position, c.vector_rank,
@@ -212,4 +228,4 @@ FROM (
 ) c JOIN memory_memory m ON m.id = c.id
 LEFT JOIN memory_message said
     ON said.id = m.source_message_id AND said.tenant_id = m.tenant_id AND said.space_id = m.space_id
-WHERE m.tenant_id = %s AND m.space_id = %s"""
+WHERE m.tenant_id = %s AND m.space_id = %s{shown}"""

@@ -23,7 +23,7 @@ import numpy as np
 
 from memory.models import Memory, Message
 from memory.recall import relevance
-from memory.recall.candidates import VECTOR_CANDIDATES, MeaningBounds, candidate_rows
+from memory.recall.candidates import NEAREST_SHOWN, VECTOR_CANDIDATES, MeaningBounds, candidate_rows
 from memory.recall.customer_named import about_the_customer, customer_named_in, without_names
 from memory.recall.prompt_block import build_prompt, line_for
 from memory.recall.query_analysis import QueryAnalysis, analyse_query
@@ -60,6 +60,7 @@ SINGLE_VALUED = frozenset({"name", "residence", "contact", "job", "company", "pl
 # ("Where does the mayor live?", "Where is the Eiffel Tower?").
 ABOUT_THE_CUSTOMER = 0.5
 ENDED_TASK_FACTOR = 0.5
+SHORTEST_LINE = 25  # characters of a prompt line ("- " and a short sentence), for ``_nearest_needed``
 
 
 @dataclasses.dataclass
@@ -430,6 +431,7 @@ def recall(
             keyword_digests=digests,
             topic_digests=topic_digests,
             bounds=MeaningBounds(alone=threshold, corroborated=settings["corroborated_recall_distance"]),
+            nearest_shown=_nearest_needed(max_chars),
         )
     rows.sort(key=_first_found)
     # A topic row's content is only its name: a word that is near any short query. Topics are
@@ -503,6 +505,15 @@ def recall(
         left_out=left_out,
         searched_as=searched if searched != query else "",
     )
+
+
+def _nearest_needed(max_chars: int | None) -> int:
+    """How many of the nearest statements recall reads: those the gate may admit (it reads a row's standing,
+    and past the twentieth it never admits one) and, with ``max_chars``, enough to fill the room nearest first
+    (``_within_budget``) with lines of SHORTEST_LINE characters."""
+    if not max_chars:
+        return NEAREST_SHOWN
+    return max(NEAREST_SHOWN, min(VECTOR_CANDIDATES, max_chars // SHORTEST_LINE))
 
 
 def _within_budget(hits: list[dict], nearest: dict, scored: dict, max_chars: int) -> list[dict]:

@@ -6,7 +6,7 @@ import datetime
 import pytest
 from django.urls import reverse
 
-from tests.support.recall import tell_at
+from tests.support.recall import tell, tell_at
 
 pytestmark = pytest.mark.django_db
 
@@ -96,3 +96,47 @@ def test_a_turn_recalls_within_the_room_it_is_given(client_a, space_a):
     assert "left_out" in answer
     unbounded = {"message": "And the hiking?", "session_id": "s-oct"}
     assert "left_out" not in client_a.post(url, unbounded, format="json").json()
+
+
+WEEK = [
+    "On Mondays I swim at the city pool.",
+    "On Tuesdays I take a pottery class.",
+    "On Wednesdays I practise the cello.",
+    "On Thursdays I play chess at the library.",
+    "On Fridays I cook dinner for my parents.",
+    "On Saturdays I run along the river.",
+    "On Sundays I bake sourdough bread.",
+    "Every morning I walk my neighbour's beagle.",
+    "Every evening I read a chapter of a novel.",
+    "I volunteer at the food bank twice a month.",
+    "I sing in a choir every other Thursday night.",
+    "I go climbing at the bouldering gym after work.",
+    "I tend my allotment on weekday mornings.",
+    "I teach my niece Spanish on Monday evenings.",
+    "I do yoga before breakfast.",
+    "I repair old bicycles in my garage.",
+    "I paint watercolours of the harbour.",
+    "I take the ferry to my office.",
+    "I play five-a-side football on Wednesday nights.",
+    "I knit scarves for the winter market.",
+    "I learn Japanese with an app at lunch.",
+    "I ride my motorbike to the coast in summer.",
+    "I visit my grandmother in the care home on Fridays.",
+    "I write a short poem each night.",
+    "I collect vinyl records of jazz pianists.",
+    "I brew my own ginger beer.",
+    "I coach a junior basketball team.",
+    "I photograph birds in the marshes.",
+    "I play the drums in a garage band.",
+    "I sew my own summer dresses.",
+]
+
+
+def test_a_roomy_budget_is_filled_past_the_twentieth_nearest_statement(client_a, space_a):
+    # Recall reads only the twenty nearest statements when it returns what passes; a caller's room must
+    # still be filled from as many as fit.
+    tell(client_a, space_a, *WEEK)
+    body = recall(client_a, space_a, "What do I do on weekdays?", max_chars=3000, limit=50).json()
+    statements = [m for m in body["memories"] if m["kind"] != "topic"]
+    assert len(statements) > 25, [m["content"] for m in statements]
+    assert sum(len(line) + 1 for line in body["prompt"].splitlines()[1:]) <= 3000
