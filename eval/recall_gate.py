@@ -94,7 +94,7 @@ def collect(accounts: list[dict]) -> list[dict]:
                     "account": account["name"],
                     "question": question["q"],
                     "answerable": bool(answers),
-                    "features": [c.gate_features for c in rows],
+                    "features": [c.gate_features.tolist() for c in rows],
                     "labels": [line_of.get(c.id) in answers for c in rows],
                     "contents": [c.item.content for c in rows],
                     "old_rule": [c.passes for c in rows],

@@ -73,7 +73,7 @@ class Scored:
     fused: float = 0.0
     passes: bool = False
     relevance: float | None = None  # the learned gate's probability that the row answers (memory.recall.relevance)
-    gate_features: list[float] | None = None
+    gate_features: np.ndarray | None = None
     reason: str = ""  # why it passed or failed, in words an operator tunes by (the playground shows it)
 
     @property
