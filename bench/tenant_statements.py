@@ -28,13 +28,16 @@ import traceback
 from pathlib import Path
 
 from bench.harness import setup_django, throwaway_database
+from database.prepared_statements import written_as
 
 ROOT = str(Path(__file__).resolve().parent.parent) + "/"
 REFERENCE_TABLES = {"tenants_tenant", "tenants_apikey", "tenants_membership"}
 UUID = r"'[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}'::uuid"
 NAMES_TENANT = re.compile(rf"\btenant_id = {UUID}|{UUID} = (?:\w+\.)?tenant_id\b|\btenant_id = ANY \('\{{")
 CONDITIONS = ("Index Cond", "Filter", "Recheck Cond", "TID Cond", "One-Time Filter")
-NOT_EXPLAINED = ("SAVEPOINT", "RELEASE", "ROLLBACK", "SET ", "BEGIN", "COMMIT", "SHOW", "DECLARE", "FETCH", "CLOSE")
+NOT_EXPLAINED = (
+    "SAVEPOINT", "RELEASE", "ROLLBACK", "SET ", "BEGIN", "COMMIT", "SHOW", "DECLARE", "FETCH", "CLOSE", "PREPARE",
+)  # fmt: skip
 
 
 def tenant_owned_tables() -> set[str]:
@@ -125,9 +128,11 @@ class PlanRecorder(abc.ABC):
 
     def __call__(self, execute, sql, params, many, context):
         if not many and self.operation != "setup":
-            plan = self.planner.plan(sql, params)
+            # A prepared statement is EXPLAINed as written, with the values it is executed with.
+            written = written_as(sql) or sql
+            plan = self.planner.plan(written, params)
             if plan is not None:
-                self.record(sql, plan)
+                self.record(written, plan)
         return execute(sql, params, many, context)
 
     @abc.abstractmethod

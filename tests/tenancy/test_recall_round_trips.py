@@ -17,6 +17,7 @@ from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from database.prepared_statements import written_as
 from memory.models import Memory
 from memory.recall.search import recall
 from memory.text.embeddings import local_embedder
@@ -49,7 +50,8 @@ def post_recall(client, space, query="How many vans do you have?"):
 
 
 def statements_of_one_recall(client, space, query):
-    post_recall(client, space, "warm up the van fleet")  # the key is remembered, the model loaded
+    # The key is remembered, the model loaded and the statement's shape prepared on this connection.
+    post_recall(client, space, query)
     with CaptureQueriesContext(connection) as captured:
         response = post_recall(client, space, query)
     assert response.status_code == 200, response.content
@@ -63,9 +65,11 @@ def test_one_recall_request_runs_a_small_number_of_statements_that_does_not_grow
     small, body = statements_of_one_recall(client_a, space_a, "How many vans do you have?")
     assert [m["content"] for m in body["memories"]][:1] == ["We run a fleet of four vans."]
     assert len(small) <= STATEMENTS_PER_RECALL, "\n".join(small)
-    # Every strategy (vector, keyword, topic) and the passing filter: one statement over the memories.
-    assert len([sql for sql in small if "memory_memory" in sql]) == 1
-    [candidates] = [i for i, sql in enumerate(small) if "memory_memory" in sql]
+    # Every strategy (vector, keyword, topic) and the passing filter: one statement over the memories,
+    # prepared on the connection by the first recall of its shape and executed by name since.
+    assert len([sql for sql in small if "memory_memory" in (written_as(sql) or sql)]) == 1
+    [candidates] = [i for i, sql in enumerate(small) if "memory_memory" in (written_as(sql) or sql)]
+    assert small[candidates].startswith("EXECUTE ")
     assert small[candidates - 2 : candidates] == [
         f"SET LOCAL engram.tenant_id = '{space_a.tenant_id}'",
         f"SET LOCAL engram.space_id = '{space_a.id}'",
@@ -74,6 +78,34 @@ def test_one_recall_request_runs_a_small_number_of_statements_that_does_not_grow
     tell(client_a, space_a2, *[f"Our depot number {i} opens at {i % 12 + 1} o'clock." for i in range(12)])
     larger, _ = statements_of_one_recall(client_a, space_a2, "When does the depot open?")
     assert len(larger) == len(small)
+
+
+def test_a_statement_shape_is_prepared_once_per_connection_and_survives_a_rolled_back_request(client_a, space_a):
+    tell(client_a, space_a, "We run a fleet of four vans.")
+    with CaptureQueriesContext(connection) as first:
+        post_recall(client_a, space_a, "Which vehicles does the customer own?")
+    prepares = [q["sql"] for q in first.captured_queries if q["sql"].startswith("PREPARE ")]
+    assert len(prepares) <= 1  # none when an earlier test's recall prepared this shape on the connection
+    with transaction.atomic():
+        sid = transaction.savepoint()
+        post_recall(client_a, space_a, "Which vehicles does the customer own?")
+        transaction.savepoint_rollback(sid)  # PREPARE is not transactional: the statement stays prepared
+    with CaptureQueriesContext(connection) as again:
+        response = post_recall(client_a, space_a, "Which vehicles does the customer own?")
+    assert [m["content"] for m in response.json()["memories"]][:1] == ["We run a fleet of four vans."]
+    assert not [q for q in again.captured_queries if q["sql"].startswith("PREPARE ")]
+    assert [q for q in again.captured_queries if q["sql"].startswith("EXECUTE ")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_connection_prepares_again(client_a, space_a):
+    tell(client_a, space_a, "We run a fleet of four vans.")
+    assert post_recall(client_a, space_a, "How many vans do you have?").json()["memories"]
+    connection.close()  # the pool hands out another driver connection, which has no prepared statement
+    with CaptureQueriesContext(connection) as captured:
+        response = post_recall(client_a, space_a, "How many vans do you have?")
+    assert [m["content"] for m in response.json()["memories"]][:1] == ["We run a fleet of four vans."]
+    assert [q for q in captured.captured_queries if q["sql"].startswith("PREPARE ")]
 
 
 def test_a_revoked_key_fails_at_once(client_a, space_a, key_a):
