@@ -63,7 +63,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 max_size=settings.ENGRAM_DB_RATE_LIMIT_CONNECTIONS,
                 timeout=settings.ENGRAM_DB_POOL_TIMEOUT,
                 max_idle=60.0,
-                configure=self._configure_role,
+                configure=self._configure_side_connection,
                 num_workers=1,
                 open=True,  # before it is stored: another thread may take it from there at once
             )
@@ -74,6 +74,14 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 pool.close()
             pool = stored
         return pool
+
+    def _configure_side_connection(self, connection):
+        """The rate limit's count need not survive a crash of the database server: not waiting for its
+        commit to reach the disk took a third off the statement (0.33 → 0.21 ms). After a crash a key may
+        get back the last fraction of a second's requests; nothing else is written on these connections."""
+        connection.execute("SET synchronous_commit = off")
+        self._configure_role(connection)
+        return True
 
     def _configure_role(self, connection):
         """``SET ROLE`` for ``OPTIONS["assume_role"]``, composed on the new connection itself: a pool

@@ -172,6 +172,15 @@ def test_side_connection_runs_as_the_runtime_role_without_rls_bypass_or_scope():
     assert all(not value for _, value in settings_rows), settings_rows
 
 
+def test_the_count_does_not_wait_for_the_disk_and_the_requests_own_statements_still_do():
+    # A lost fraction of a second of counts after a database crash costs nothing; a turn's rows must be durable.
+    with connection.autocommit_side_connection() as side:
+        assert side.execute("SHOW synchronous_commit").fetchone() == ("off",)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone() == ("on",)
+
+
 def test_side_connections_are_shared_by_the_process_threads_and_never_exceed_their_pool():
     """Each thread used to keep a side connection of its own for as long as it lived: runserver starts a
     thread per request, and the server ran out of connection slots."""
