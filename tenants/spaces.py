@@ -3,23 +3,42 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.http import Http404
 
 from core.errors import Conflict
+from database.prepared_statements import prepared
 from tenants import settings_service, space_settings
 from tenants.keyring import get_keyring
 from tenants.models import SettingsChange, Space, Tenant, external_id_validator
 from tenants.space_keys import create_space_key, data_key_cache
 
+TENANT_COLUMN = "of_tenant__"
+# The space and its tenant (whose default settings every recall reads) in one prepared statement: the ORM's
+# query took ~1.3 ms of an API request, most of it building and planning SQL that never changes.
+SPACE_AND_TENANT = f"""SELECT {", ".join(f"s.{f.column}" for f in Space._meta.concrete_fields)},
+       {", ".join(f"t.{f.column} AS {TENANT_COLUMN}{f.column}" for f in Tenant._meta.concrete_fields)}
+FROM tenants_space s JOIN tenants_tenant t ON t.id = s.tenant_id
+WHERE s.tenant_id = %s AND s.external_id = %s"""
+
 
 def find_space(*, tenant: Tenant | object, external_id: str) -> Space:
     """The tenant's space with this external id, or Http404. Always filtered by tenant, also under RLS."""
     tenant_id = getattr(tenant, "pk", tenant)
-    space = Space.objects.select_related("tenant").filter(tenant_id=tenant_id, external_id=external_id).first()
-    if space is None:
+    found = list(Space.objects.raw(*prepared(SPACE_AND_TENANT, [tenant_id, external_id])))
+    if not found:
         raise Http404("No such space.")
+    space = found[0]
+    fields = Tenant._meta.concrete_fields
+    values = [_from_db(f, space.__dict__.pop(f"{TENANT_COLUMN}{f.column}")) for f in fields]
+    space.tenant = Tenant.from_db(connection.alias, [f.attname for f in fields], values)
     return space
+
+
+def _from_db(field, value):
+    """A column read beside the space's, as the ORM would have converted it into the field's value."""
+    convert = getattr(field, "from_db_value", None)
+    return convert(value, None, connection) if convert and value is not None else value
 
 
 @transaction.atomic
