@@ -197,6 +197,9 @@ ENGRAM_DB_CONNECTIONS = int(os.environ.get("ENGRAM_DB_CONNECTIONS", "6"))
 if ENGRAM_DB_CONNECTIONS < 2:
     raise ImproperlyConfigured("ENGRAM_DB_CONNECTIONS must be at least 2 (one for requests, one for the rate limit).")
 ENGRAM_DB_POOL_TIMEOUT = float(os.environ.get("ENGRAM_DB_POOL_TIMEOUT", "3"))
+# Recall's candidates, the API key's and the space's rows are prepared once per connection (decision 0033). SQL
+# PREPARE lives on one server connection: behind a pooler in transaction mode, turn it off.
+ENGRAM_PREPARED_STATEMENTS = env_flag("ENGRAM_PREPARED_STATEMENTS", default=True)
 ENGRAM_DB_RATE_LIMIT_CONNECTIONS = 1 if ENGRAM_DB_CONNECTIONS < 6 else 2
 _database["OPTIONS"] = {
     **_database["OPTIONS"],

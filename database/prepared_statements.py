@@ -10,7 +10,8 @@ client-side binding quotes them into ``EXECUTE name(…)`` as it would into the 
 
 A connection's prepared statements are its own and outlive a rolled-back transaction, so they are remembered
 per driver connection: a new or replaced connection prepares again. Nothing in Engram deallocates them
-(``DISCARD ALL`` would). Shapes are few; past ``MAX_PER_CONNECTION`` a statement is sent whole.
+(``DISCARD ALL`` would). Shapes are few; past ``MAX_PER_CONNECTION`` a statement is sent whole, and every
+statement is with ``ENGRAM_PREPARED_STATEMENTS`` off (docs/operations.md, "Database connections").
 
 >>> sql, params = prepared("SELECT %s::int + 1", [41])  # doctest: +SKIP
 >>> sql  # doctest: +SKIP
@@ -24,6 +25,7 @@ import re
 import threading
 import weakref
 
+from django.conf import settings
 from django.db import connection
 
 MAX_PER_CONNECTION = 64
@@ -47,7 +49,10 @@ def as_server_parameters(sql: str) -> str:
 
 def prepared(sql: str, params: list) -> tuple[str, list]:
     """``sql`` with ``params`` as ``EXECUTE`` of a statement prepared on this thread's connection (prepared
-    now, in one round trip, when it is not yet)."""
+    now, in one round trip, when it is not yet). As given with ``ENGRAM_PREPARED_STATEMENTS`` off (a pooler in
+    transaction mode would send the EXECUTE to another server connection than the PREPARE)."""
+    if not settings.ENGRAM_PREPARED_STATEMENTS:
+        return sql, params
     connection.ensure_connection()
     driver = connection.connection
     name = name_for(sql)

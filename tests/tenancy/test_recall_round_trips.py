@@ -434,3 +434,15 @@ def test_candidate_statement_stays_in_the_space_with_a_tenant_wide_scope(client_
         assert "Leeds" not in contents, contents
         assert result.candidates, "nothing considered: the check proved nothing"
         assert seen <= {str(space_a.pk)}, seen
+
+
+def test_behind_a_transaction_pooler_statements_are_sent_whole(client_a, space_a, settings):
+    # A pooler in transaction mode may send an EXECUTE to another server connection than its PREPARE.
+    settings.ENGRAM_PREPARED_STATEMENTS = False
+    tell(client_a, space_a, "We run a fleet of four vans.")
+    with CaptureQueriesContext(connection) as captured:
+        response = post_recall(client_a, space_a, "How many vans do you have?")
+    assert [m["content"] for m in response.json()["memories"]][:1] == ["We run a fleet of four vans."]
+    sent = [q["sql"] for q in captured.captured_queries]
+    assert not [sql for sql in sent if sql.startswith(("PREPARE ", "EXECUTE "))]
+    assert [sql for sql in sent if "memory_memory" in sql and "tenants_" not in sql]
