@@ -446,3 +446,26 @@ def test_behind_a_transaction_pooler_statements_are_sent_whole(client_a, space_a
     sent = [q["sql"] for q in captured.captured_queries]
     assert not [sql for sql in sent if sql.startswith(("PREPARE ", "EXECUTE "))]
     assert [sql for sql in sent if "memory_memory" in sql and "tenants_" not in sql]
+
+
+def test_a_statement_prepared_for_one_tenant_returns_another_tenant_only_its_own_rows(
+    client_a, client_b, space_a, space_b
+):
+    # Same connection, same statement shape, prepared during tenant A's request and executed for tenant B's:
+    # the values and the row-level-security scope are read at each execution, never kept with the plan.
+    tell(client_a, space_a, "We run a fleet of four vans.")
+    tell(client_b, space_b, "We run a fleet of nine vans.")
+    for _ in range(7):  # past PostgreSQL's five custom plans, when a generic plan may be cached
+        assert contents_of(post_recall(client_a, space_a, "How many vans do you have?"))[:1] == [
+            "We run a fleet of four vans."
+        ]
+    with CaptureQueriesContext(connection) as captured:
+        for_b = contents_of(post_recall(client_b, space_b, "How many vans do you have?"))
+    assert not [q for q in captured.captured_queries if q["sql"].startswith("PREPARE ")], "the same statement"
+    assert "We run a fleet of four vans." not in for_b
+    assert for_b[:1] == ["We run a fleet of nine vans."]
+
+
+def contents_of(response):
+    assert response.status_code == 200, response.content
+    return [m["content"] for m in response.json()["memories"] if m["kind"] != "topic"]
