@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from api.access import READ
 from api.memory_serializers import RecallInput, RecallOutput
+from api.recall_output import recall_output
 from api.server_timing import ServerTimingMixin
 from memory.provenance import attach_sources
 from memory.recall import recall, synthesize
@@ -42,4 +43,4 @@ class Recall(ServerTimingMixin, APIView):
             body["left_out"] = result.left_out
         if values["synthesize"]:
             body["answer"], body["synthesis"] = synthesize(values["query"], result.hits)
-        return Response(RecallOutput(body).data)
+        return Response(recall_output(body))
