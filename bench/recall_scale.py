@@ -202,13 +202,15 @@ def main(rows: int = 100_000, n_spaces: int = 1_000, queries: int = 200) -> str:
                 scores.append(len(set(top) & set(exact[: len(top)])) / min(K, size))
             agreement[size] = sum(scores) / len(scores)
 
+        from database.prepared_statements import written_as
         from memory.recall.candidates import MeaningBounds, candidate_rows
 
         plan: list[str] = []
 
         def explained(execute, sql, params, many, context):
-            """Records the plan of the candidate statement, then runs it as usual."""
-            if "query_vector" in sql:
+            """Records the plan of the candidate statement, then runs it as usual (``EXPLAIN EXECUTE`` when it is
+            prepared: database/prepared_statements.py; not its ``PREPARE``)."""
+            if "query_vector" in (written_as(sql) or sql) and not sql.lstrip().startswith("PREPARE"):
                 execute("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + sql, params, many, context)
                 plan.extend(line for (line,) in context["cursor"].fetchall())
             return execute(sql, params, many, context)

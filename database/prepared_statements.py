@@ -49,7 +49,7 @@ def as_server_parameters(sql: str) -> str:
 
 def prepared(sql: str, params: list) -> tuple[str, list]:
     """``sql`` with ``params`` as ``EXECUTE`` of a statement prepared on this thread's connection (prepared
-    now, in one round trip, when it is not yet). As given with ``ENGRAM_PREPARED_STATEMENTS`` off (a pooler in
+    now, in two round trips, when it is not yet). As given with ``ENGRAM_PREPARED_STATEMENTS`` off (a pooler in
     transaction mode would send the EXECUTE to another server connection than the PREPARE)."""
     if not settings.ENGRAM_PREPARED_STATEMENTS:
         return sql, params
@@ -63,14 +63,26 @@ def prepared(sql: str, params: list) -> tuple[str, list]:
         if len(names) >= MAX_PER_CONNECTION:
             return sql, params
         with connection.cursor() as cursor:
-            cursor.execute(f"PREPARE {name} AS {as_server_parameters(sql)}")
+            # The server may hold it already though this process has no record of it (a PREPARE whose
+            # bookkeeping an exception cut short): preparing it again would fail the request's transaction.
+            cursor.execute("SELECT 1 FROM pg_prepared_statements WHERE name = %s", [name])
+            if cursor.fetchone() is None:
+                cursor.execute(f"PREPARE {name} AS {as_server_parameters(sql)}")
         with _lock:
             names.add(name)
             _sql_of[name] = sql
-    return f"EXECUTE {name}({', '.join(['%s'] * len(params))})", params
+    values = f"({', '.join(['%s'] * len(params))})" if params else ""
+    return f"EXECUTE {name}{values}", params
+
+
+def forget_connection(driver) -> None:
+    """Drop this process's record of what ``driver`` has prepared (the server keeps it: the next use of a
+    statement finds it there and does not prepare it again)."""
+    with _lock:
+        _prepared_on.pop(driver, None)
 
 
 def written_as(executed: str) -> str | None:
     """For ``EXECUTE name(…)`` of a statement prepared here, the statement as written (with ``%s``)."""
-    match = re.match(rf"\s*EXECUTE\s+({NAME_PREFIX}[0-9a-f]+)\s*\(", executed)
+    match = re.match(rf"\s*EXECUTE\s+({NAME_PREFIX}[0-9a-f]+)\b", executed)
     return _sql_of.get(match.group(1)) if match else None

@@ -17,6 +17,7 @@ from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from database import prepared_statements
 from database.prepared_statements import written_as
 from memory.models import Memory
 from memory.recall.search import recall
@@ -101,11 +102,25 @@ def test_a_statement_shape_is_prepared_once_per_connection_and_survives_a_rolled
 def test_a_new_connection_prepares_again(client_a, space_a):
     tell(client_a, space_a, "We run a fleet of four vans.")
     assert post_recall(client_a, space_a, "How many vans do you have?").json()["memories"]
-    connection.close()  # the pool hands out another driver connection, which has no prepared statement
+    used = connection.connection
+    used.close()  # the server session, and its prepared statements, end; the pool drops the closed connection
+    connection.close()
     with CaptureQueriesContext(connection) as captured:
         response = post_recall(client_a, space_a, "How many vans do you have?")
     assert [m["content"] for m in response.json()["memories"]][:1] == ["We run a fleet of four vans."]
+    assert connection.connection is not used
     assert [q for q in captured.captured_queries if q["sql"].startswith("PREPARE ")]
+
+
+def test_a_statement_the_server_holds_unrecorded_is_not_prepared_twice(client_a, space_a):
+    # An exception between a PREPARE and its bookkeeping must not fail every later request of that shape.
+    tell(client_a, space_a, "We run a fleet of four vans.")
+    assert post_recall(client_a, space_a, "How many vans do you have?").json()["memories"]
+    prepared_statements.forget_connection(connection.connection)
+    with CaptureQueriesContext(connection) as captured:
+        response = post_recall(client_a, space_a, "How many vans do you have?")
+    assert [m["content"] for m in response.json()["memories"]][:1] == ["We run a fleet of four vans."]
+    assert not [q for q in captured.captured_queries if q["sql"].startswith("PREPARE ")]
 
 
 def test_a_revoked_key_fails_at_once(client_a, space_a, key_a):
