@@ -123,7 +123,8 @@ class _Statement:
         # Per query vector the nearest statements (also those too far to pass: the gap to the
         # runner-up matters), then per row the nearest of its distances and where it was first met.
         nearest = f"""    SELECT DISTINCT ON (id) id, distance,
-           min(n * 1000 + position) OVER (PARTITION BY id) AS first_seen
+           min(n * 1000 + position) OVER (PARTITION BY id) AS first_seen,
+           min(position) OVER (PARTITION BY id) AS best_position
     FROM (
         SELECT q.n, hit.id, hit.distance, hit.position FROM query_vector q CROSS JOIN LATERAL (
             SELECT scan.id, scan.distance, row_number() OVER (ORDER BY scan.distance) AS position FROM (
@@ -196,13 +197,14 @@ class _Statement:
         tagged = []
         if "nearest" in parts:
             tagged += [
-                "SELECT id, distance, first_seen, NULL::bigint, NULL::bigint, NULL::int, NULL::bigint FROM nearest",
-                "SELECT id, NULL, NULL, vector_rank, NULL, NULL, NULL FROM judged",
+                "SELECT id, distance, first_seen, NULL::bigint, NULL::bigint, NULL::int, NULL::bigint, best_position"
+                " FROM nearest",
+                "SELECT id, NULL, NULL, vector_rank, NULL, NULL, NULL, NULL FROM judged",
             ]
         if "keyword" in parts:
-            tagged.append("SELECT id, NULL, NULL, NULL, rank, matched, NULL FROM keyword")
+            tagged.append("SELECT id, NULL, NULL, NULL, rank, matched, NULL, NULL FROM keyword")
         if "topical" in parts:
-            tagged.append("SELECT id, NULL, NULL, NULL, NULL, NULL, rank FROM topical")
+            tagged.append("SELECT id, NULL, NULL, NULL, NULL, NULL, rank, NULL FROM topical")
         if "nearest" in parts:  # a keyword or topic match's distance is to the query itself
             distance = "coalesce(c.distance, m.embedding <=> (SELECT v FROM query_vector WHERE n = 0))"
         else:
@@ -210,23 +212,28 @@ class _Statement:
         self.params += [self.tenant_id, self.space_id]
         shown = ""
         if "nearest" in parts and nearest_shown < VECTOR_CANDIDATES:
-            # first_seen is n * 1000 + the position in that vector's list (``nearest``).
+            # Its best place in any query vector's list (``nearest``).
             shown = (
-                "\n  AND (c.nearest_position IS NULL OR c.nearest_position %% 1000 <= %s OR c.vector_rank IS NOT NULL"
+                "\n  AND (c.best_position IS NULL OR c.best_position <= %s OR c.vector_rank IS NOT NULL"
                 " OR c.keyword_rank IS NOT NULL OR c.topic_rank IS NOT NULL)"
             )
             self.params.append(nearest_shown)
         # The stored vector for the relevance gate, in its binary form (``embeddings.sent_vector``).
-        vector = ", halfvec_send(m.embedding) AS embedding_sent" if "nearest" in parts else ""
+        # And how many statements the vectors found, read or not (the gate ranks what it admits after them).
+        vector = (
+            ", halfvec_send(m.embedding) AS embedding_sent, (SELECT count(*) FROM nearest) AS nearest_found"
+            if "nearest" in parts
+            else ""
+        )
         return f"""SELECT {SHOWN_COLUMNS}{vector}, {distance} AS distance, c.nearest_position, c.vector_rank,
        c.keyword_rank, coalesce(c.matched_tokens, 0) AS matched_tokens, c.topic_rank
 FROM (
     SELECT id, max(distance) AS distance, max(nearest_position) AS nearest_position,
            max(vector_rank) AS vector_rank, max(keyword_rank) AS keyword_rank,
-           max(matched_tokens) AS matched_tokens, max(topic_rank) AS topic_rank
+           max(matched_tokens) AS matched_tokens, max(topic_rank) AS topic_rank, max(best_position) AS best_position
     FROM (
         {" UNION ALL ".join(tagged)}
-    ) AS tagged (id, distance, nearest_position, vector_rank, keyword_rank, matched_tokens, topic_rank)
+    ) AS tagged (id, distance, nearest_position, vector_rank, keyword_rank, matched_tokens, topic_rank, best_position)
     GROUP BY id
 ) c JOIN memory_memory m ON m.id = c.id
 LEFT JOIN memory_message said

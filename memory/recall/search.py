@@ -38,7 +38,7 @@ from memory.text.embeddings import EmbeddingUnavailable, local_embedder, sent_ve
 from memory.text.vectors import embed_for_space, engine_name, out_of_space
 from memory.understanding.readings import SUBJECT_ATTRIBUTES, Reading, read_one
 from tenants.encrypted_fields import read_without_keeping
-from tenants.space_settings import effective_settings
+from tenants.space_settings import SETTINGS, effective_settings
 
 RRF_K = 60
 # How sure the learned reading must be of the attribute a query asks about before rows of it are searched.
@@ -60,7 +60,6 @@ SINGLE_VALUED = frozenset({"name", "residence", "contact", "job", "company", "pl
 # ("Where does the mayor live?", "Where is the Eiffel Tower?").
 ABOUT_THE_CUSTOMER = 0.5
 ENDED_TASK_FACTOR = 0.5
-SHORTEST_LINE = 25  # characters of a prompt line ("- " and a short sentence), for ``_nearest_needed``
 
 
 @dataclasses.dataclass
@@ -431,12 +430,14 @@ def recall(
             keyword_digests=digests,
             topic_digests=topic_digests,
             bounds=MeaningBounds(alone=threshold, corroborated=settings["corroborated_recall_distance"]),
-            nearest_shown=_nearest_needed(max_chars),
+            nearest_shown=_nearest_needed(max_chars, settings),
         )
     rows.sort(key=_first_found)
     # A topic row's content is only its name: a word that is near any short query. Topics are
     # matched by their key, never by vector (the nearest candidates are statements only).
     nearest = {m.pk: m for m in rows if m.nearest_position is not None}
+    # All the statements the vectors found, also those not read (``_nearest_needed``).
+    found_nearby = max((getattr(m, "nearest_found", 0) or 0 for m in rows), default=0) or len(nearest)
     routed_rows = _routed_statements(rows, routed_only, limit=ROUTED_STATEMENTS if worded else None)
     scored: dict = {}
     for memory in rows:
@@ -464,7 +465,7 @@ def recall(
         item.reason = _bounds_reason(item)
         routed_here = item.id in answering_attribute
         if gated and item.relevance is not None and not _beyond_veto(item, settings, routed_here, query_language):
-            _gate(item, settings, behind=len(nearest) + 1)
+            _gate(item, settings, behind=found_nearby + 1)
         item.fused = sum(weights.get(s, 0.0) / (RRF_K + rank) for s, rank in item.ranks.items())
         if (
             item.kind == "task"
@@ -507,13 +508,14 @@ def recall(
     )
 
 
-def _nearest_needed(max_chars: int | None) -> int:
-    """How many of the nearest statements recall reads: those the gate may admit (it reads a row's standing,
-    and past the twentieth it never admits one) and, with ``max_chars``, enough to fill the room nearest first
-    (``_within_budget``) with lines of SHORTEST_LINE characters."""
-    if not max_chars:
-        return NEAREST_SHOWN
-    return max(NEAREST_SHOWN, min(VECTOR_CANDIDATES, max_chars // SHORTEST_LINE))
+def _nearest_needed(max_chars: int | None, settings: dict) -> int:
+    """How many of the nearest statements recall reads. Those the gate may admit: at the default admit
+    probability none past the tenth did on the mem0 workload but by keyword or topic (read whatever their
+    place), so NEAREST_SHOWN; all of them where an operator lowered ``relevance_admit``. And with ``max_chars``
+    all of them: the room is filled nearest first with lines of any length (``_within_budget``)."""
+    if max_chars or settings["relevance_admit"] < SETTINGS["relevance_admit"].default:
+        return VECTOR_CANDIDATES
+    return NEAREST_SHOWN
 
 
 def _within_budget(hits: list[dict], nearest: dict, scored: dict, max_chars: int) -> list[dict]:

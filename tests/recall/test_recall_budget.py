@@ -140,3 +140,28 @@ def test_a_roomy_budget_is_filled_past_the_twentieth_nearest_statement(client_a,
     statements = [m for m in body["memories"] if m["kind"] != "topic"]
     assert len(statements) > 25, [m["content"] for m in statements]
     assert sum(len(line) + 1 for line in body["prompt"].splitlines()[1:]) <= 3000
+
+
+def test_a_statement_near_any_query_vector_is_read_though_far_from_the_first(client_a, space_a):
+    # With several query vectors (a question and its phrases), "among the nearest" means for any of them.
+    from memory.recall.candidates import MeaningBounds, candidate_rows
+    from memory.text.vectors import embed_for_space
+    from tenants import scope
+
+    tell(client_a, space_a, *WEEK)
+    with scope.tenant_scope(space_a.tenant_id, space_a):
+        vectors = embed_for_space(space_a.id, ["What instrument do I practise?", "bicycle repairs in a garage"])
+        rows = candidate_rows(
+            space=space_a, vectors=vectors, kinds=None, keyword_digests=[], topic_digests=set(),
+            bounds=MeaningBounds(alone=0.0, corroborated=0.0), nearest_shown=3,
+        )  # fmt: skip
+    assert "I repair old bicycles in my garage." in [row.content for row in rows]
+
+
+def test_an_operator_who_lowers_the_admit_probability_gets_rows_past_the_twentieth(client_a, space_a):
+    # At the default the gate admits nothing that far; an operator who lowers it is offered every statement found.
+    tell(client_a, space_a, *WEEK)
+    url = reverse("space-detail", args=[space_a.external_id])
+    assert client_a.patch(url, {"settings": {"relevance_admit": 0.0}}, format="json").status_code == 200
+    body = recall(client_a, space_a, "What do I do on weekdays?", limit=50).json()
+    assert len([m for m in body["memories"] if m["kind"] != "topic"]) > 20
