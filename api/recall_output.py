@@ -2,16 +2,18 @@
 
 ``RecallOutput(body).data`` walked a nested serializer per memory and per score (~0.4 ms of a recall that spends
 ~10 ms beyond its embedding: #29). ``recall_output`` writes the same keys in the same formats — UUIDs as text,
-times in ISO 8601 with "Z" for UTC as DRF writes them, fields a serializer does not declare (``said_at``) left
+times by DRF's own DateTimeField, fields a serializer does not declare (``said_at``) left
 out, optional ones only when present — and ``RecallOutput`` stays the documented schema (tested against it).
 """
 
 from __future__ import annotations
 
-from django.utils import timezone
+from rest_framework import serializers
 
-MEMORY_FIELDS = ("id", "kind", "content", "topic", "importance", "event_at", "updated_at")
 OPTIONAL_TEXT = ("synthesis", "warning")
+# DRF's own field writes the times, as the serializer does (the current time zone, ISO 8601, UTC as "Z"); one
+# instance serves every call, so none of the serializer's per-field machinery is paid for.
+_when = serializers.DateTimeField().to_representation
 
 
 def recall_output(body: dict) -> dict:
@@ -67,14 +69,3 @@ def _text(value) -> str | None:
 
 def _number(value) -> float | None:
     return None if value is None else float(value)
-
-
-def _when(value) -> str | None:
-    """As DRF's ``DateTimeField`` writes it: in the current time zone, ISO 8601, "+00:00" as "Z"."""
-    if not value:
-        return None
-    if isinstance(value, str):
-        return value
-    value = timezone.localtime(value) if timezone.is_aware(value) else timezone.make_aware(value)
-    text = value.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
