@@ -436,8 +436,8 @@ def recall(
     # A topic row's content is only its name: a word that is near any short query. Topics are
     # matched by their key, never by vector (the nearest candidates are statements only).
     nearest = {m.pk: m for m in rows if m.nearest_position is not None}
-    # All the statements the vectors found, also those not read (``_nearest_needed``).
-    found_nearby = max((getattr(m, "nearest_found", 0) or 0 for m in rows), default=0) or len(nearest)
+    # All the statements the vectors found, also those not read (``_nearest_needed``): each nearest row carries it.
+    found_nearby = next((m.nearest_found for m in nearest.values()), 0)
     routed_rows = _routed_statements(rows, routed_only, limit=ROUTED_STATEMENTS if worded else None)
     scored: dict = {}
     for memory in rows:
